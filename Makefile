@@ -1,0 +1,56 @@
+# ARM FIQ debugger: patch series against linux-source-6.1, built and tested in QEMU.
+#
+#   make demo     boot vexpress-a15, lock a CPU with IRQs masked, enter kdb
+#   make check    tree + kernels + initramfs + the whole test suite (what CI runs)
+#
+# Other targets: deps tree kernels kernel-armv7 kernel-armv5 initramfs
+#                qemu BOARD=... [SMP=n] [APPEND=...]  export  clean
+SHELL := /bin/bash
+BOARD ?= vexpress-a15
+SMP ?= 1
+PYTEST_ARGS ?=
+PY := /usr/bin/python3
+
+FLAVOUR_vexpress-a15 := armv7
+FLAVOUR_vexpress-a9 := armv7
+FLAVOUR_versatilepb := armv5
+FLAVOURS := armv7 armv5
+
+.PHONY: all deps tree kernels initramfs check test demo qemu export clean \
+	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
+
+all: kernels initramfs
+
+deps:
+	@bash scripts/deps.sh
+
+tree: deps
+	@bash scripts/tree.sh
+
+kernels: $(addprefix kernel-,$(FLAVOURS))
+
+$(addprefix kernel-,$(FLAVOURS)): kernel-%: tree
+	@bash scripts/kernel.sh $*
+
+initramfs: $(addprefix initramfs-,$(FLAVOURS))
+
+$(addprefix initramfs-,$(FLAVOURS)): initramfs-%: kernel-%
+	@bash scripts/initramfs.sh $*
+
+test:
+	@bash scripts/test.sh $(PYTEST_ARGS)
+
+check: kernels initramfs
+	@bash scripts/test.sh $(PYTEST_ARGS)
+
+demo: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
+	@$(PY) validation/demo.py --board $(BOARD)
+
+qemu: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
+	@$(PY) validation/run_qemu.py --board $(BOARD) --smp $(SMP) $(if $(filter 1,$(FIQ)),--fiq) --append "$(APPEND)"
+
+export:
+	@bash scripts/export-patches.sh
+
+clean:
+	rm -rf build/out build/logs build/initramfs*

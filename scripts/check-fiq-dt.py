@@ -1,0 +1,354 @@
+#!/usr/bin/python3
+"""Check GIC_FIQ_CAPABLE interrupt specifiers in flattened device trees.
+
+Every `interrupts` / `interrupts-extended` specifier and every
+`interrupt-map` entry is followed (interrupt-parent inheritance and
+interrupt-map nexus nodes, as of_irq_parse_raw() in Linux 6.1 does) down to
+the interrupt controller that finally receives it.  That controller's
+validator, looked up by compatible in VALIDATORS, then checks the specifier.
+
+GIC_FIQ_CAPABLE (bit 16 of the GIC flags cell, see
+Documentation/devicetree/bindings/interrupt-controller/arm,gic.yaml) is only
+valid on SPIs of a GIC that is not cascaded.  A controller without a
+validator has no FIQ: the flag in its flags cell is an error.
+
+Errors:  <dtb>: <node path>: <property>[<index>]: <reason>
+Summary: <dtb>: <n> FIQ-capable specifier(s), <m> checked, <u> unresolved
+Exit status: 1 if any error was found (or a file cannot be read), else 0.
+"""
+from __future__ import annotations
+
+import argparse
+import struct
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import libfdt
+
+GIC_SPI = 0
+GIC_PPI = 1
+IRQ_TYPE_SENSE_MASK = 0xf
+GIC_CPU_MASK = 0xff00
+GIC_FIQ_CAPABLE = 1 << 16
+GIC_FLAGS_KNOWN = IRQ_TYPE_SENSE_MASK | GIC_CPU_MASK | GIC_FIQ_CAPABLE
+
+# The compatibles of arm,gic.yaml (GICv1/v2).
+GIC_COMPATIBLES = (
+    "arm,arm11mp-gic", "arm,arm1176jzf-devchip-gic", "arm,cortex-a15-gic",
+    "arm,cortex-a5-gic", "arm,cortex-a7-gic", "arm,cortex-a9-gic",
+    "arm,eb11mp-gic", "arm,gic-400", "arm,pl390", "arm,tc11mp-gic",
+    "brcm,brahma-b15-gic", "nvidia,tegra186-agic", "nvidia,tegra194-agic",
+    "nvidia,tegra210-agic", "nvidia,tegra234-agic", "qcom,msm-8660-qgic",
+    "qcom,msm-qgic2",
+)
+
+MAX_HOPS = 16  # interrupt-parent / interrupt-map hops before giving up
+
+
+@dataclass(eq=False)
+class Node:
+    path: str
+    parent: Node | None
+    props: dict[str, bytes] = field(default_factory=dict)
+
+    def cells(self, name: str) -> list[int] | None:
+        raw = self.props.get(name)
+        if raw is None:
+            return None
+        return list(struct.unpack(f">{len(raw) // 4}I", raw[:len(raw) // 4 * 4]))
+
+    def u32(self, name: str) -> int | None:
+        val = self.cells(name)
+        return val[0] if val else None
+
+    def compatible(self) -> list[str]:
+        raw = self.props.get("compatible", b"")
+        return [s.decode(errors="replace") for s in raw.split(b"\0") if s]
+
+
+@dataclass
+class Tree:
+    nodes: list[Node]
+    by_phandle: dict[int, Node]
+
+    def phandle(self, value: int | None) -> Node | None:
+        return None if value is None else self.by_phandle.get(value)
+
+
+def load(path: str) -> Tree:
+    with open(path, "rb") as f:
+        fdt = libfdt.FdtRo(f.read())
+    nodes: list[Node] = []
+    stack: list[Node] = []  # stack[d] is the last node seen at depth d
+    offset, depth = 0, 0
+    while True:
+        name = fdt.get_name(offset)
+        parent = stack[depth - 1] if depth else None
+        if parent is None:
+            node_path = "/"
+        else:
+            node_path = parent.path.rstrip("/") + "/" + name
+        node = Node(node_path, parent)
+        prop = fdt.first_property_offset(offset, [libfdt.NOTFOUND])
+        while prop >= 0:
+            p = fdt.get_property_by_offset(prop)
+            node.props[p.name] = bytes(p)
+            prop = fdt.next_property_offset(prop, [libfdt.NOTFOUND])
+        del stack[depth:]
+        stack.append(node)
+        nodes.append(node)
+        offset, depth = fdt.next_node(offset, depth, [libfdt.NOTFOUND])
+        if offset < 0 or depth <= 0:  # past the end of the root node
+            break
+    by_phandle: dict[int, Node] = {}
+    for node in nodes:
+        ph = node.u32("phandle") or node.u32("linux,phandle")
+        if ph:
+            by_phandle[ph] = node
+    return Tree(nodes, by_phandle)
+
+
+def find_parent(tree: Tree, node: Node) -> Node | None:
+    """The interrupt parent of node, as of_irq_find_parent()."""
+    for _ in range(MAX_HOPS):
+        if "interrupt-parent" in node.props:
+            nxt = tree.phandle(node.u32("interrupt-parent"))
+        else:
+            nxt = node.parent
+        if nxt is None or "#interrupt-cells" in nxt.props:
+            return nxt
+        node = nxt
+    return None
+
+
+class Resolved(NamedTuple):
+    controller: Node
+    spec: list[int]
+    via: list[str]  # paths of the interrupt-map nexus nodes passed
+
+
+def map_entry(tree: Tree, imap: list[int], i: int, addrsize: int,
+              intsize: int) -> tuple[int, list[int], Node, list[int], list[int]] | None:
+    """Parse the interrupt-map entry at cell i: (next i, child unit address +
+    specifier, parent, parent unit address, parent specifier)."""
+    child_end = i + addrsize + intsize
+    if child_end >= len(imap):
+        return None
+    par = tree.phandle(imap[child_end])
+    if par is None or par.u32("#interrupt-cells") is None:
+        return None
+    p_addr = par.u32("#address-cells") or 0
+    p_int = par.u32("#interrupt-cells") or 0
+    end = child_end + 1 + p_addr + p_int
+    if end > len(imap):
+        return None
+    body = imap[child_end + 1:end]
+    return end, imap[i:child_end], par, body[:p_addr], body[p_addr:]
+
+
+def resolve(tree: Tree, ipar: Node | None, spec: list[int], addr: list[int] | None,
+            addrsize: int | None) -> Resolved | str:
+    """Follow spec from ipar to its controller, as of_irq_parse_raw().
+    addr is the unit address (None: the consumer has no reg); addrsize
+    None means: use #address-cells searched upwards from ipar (default 2)."""
+    via: list[str] = []
+    if addrsize is None and ipar is not None:
+        up: Node | None = ipar
+        while up is not None and "#address-cells" not in up.props:
+            up = up.parent
+        addrsize = 2 if up is None else (up.u32("#address-cells") or 0)
+    for _ in range(MAX_HOPS):
+        if ipar is None:
+            return "no interrupt parent"
+        intsize = ipar.u32("#interrupt-cells")
+        if intsize is None or len(spec) != intsize:
+            return f"{ipar.path} wants {intsize} cells, got {len(spec)}"
+        imap = ipar.cells("interrupt-map")
+        if imap is None:
+            if "interrupt-controller" in ipar.props:
+                return Resolved(ipar, spec, via)
+            ipar = find_parent(tree, ipar)
+            continue
+        asize = addrsize or 0
+        if asize and addr is None:
+            return f"{ipar.path}: interrupt-map needs a reg property"
+        match = ((addr or []) + [0] * asize)[:asize] + spec
+        mask = ipar.cells("interrupt-map-mask") or [0xffffffff] * len(match)
+        i = 0
+        while True:
+            entry = map_entry(tree, imap, i, asize, intsize)
+            if entry is None:
+                return f"{ipar.path}: no matching or malformed interrupt-map entry"
+            i, child, par, p_addr, p_spec = entry
+            if all(((m ^ c) & k) == 0 for m, c, k in zip(match, child, mask)):
+                break
+        via.append(ipar.path)
+        ipar, addr, spec, addrsize = par, p_addr, p_spec, len(p_addr)
+    return "interrupt-parent loop"
+
+
+def own_interrupt_controller(tree: Tree, node: Node) -> Node | None:
+    """Where node's own first interrupt goes (None: it has none)."""
+    if "interrupts-extended" in node.props:
+        ext = node.cells("interrupts-extended") or []
+        par = tree.phandle(ext[0]) if ext else None
+        cells = par.u32("#interrupt-cells") if par is not None else None
+        if par is None or cells is None:
+            return None
+        res = resolve(tree, par, ext[1:1 + cells], node.cells("reg"), None)
+    elif "interrupts" in node.props:
+        par = find_parent(tree, node)
+        cells = par.u32("#interrupt-cells") if par is not None else None
+        if par is None or not cells:
+            return None
+        res = resolve(tree, par, (node.cells("interrupts") or [])[:cells],
+                      node.cells("reg"), None)
+    else:
+        return None
+    return res.controller if isinstance(res, Resolved) else None
+
+
+class Verdict(NamedTuple):
+    fiq: bool  # the specifier is (validly) FIQ-capable
+    errors: list[str]
+
+
+Validator = Callable[[Tree, Node, list[int]], Verdict]
+
+
+def validate_gic(tree: Tree, gic: Node, spec: list[int]) -> Verdict:
+    if len(spec) != 3:
+        return Verdict(False, [f"GIC {gic.path} specifier has {len(spec)} cells, not 3"])
+    kind, number, flags = spec
+    text = f"GIC {gic.path}: <{kind} {number} {flags:#x}>"
+    errors: list[str] = []
+    if kind not in (GIC_SPI, GIC_PPI):
+        errors.append(f"type cell {kind} is neither SPI (0) nor PPI (1) ({text})")
+    if flags & ~GIC_FLAGS_KNOWN:
+        errors.append(f"unknown bits {flags & ~GIC_FLAGS_KNOWN:#x} in flags cell ({text})")
+    fiq = bool(flags & GIC_FIQ_CAPABLE)
+    if fiq and kind == GIC_PPI:
+        errors.append(f"GIC_FIQ_CAPABLE on a PPI, per-CPU FIQ is not supported ({text})")
+    if fiq and kind not in (GIC_SPI, GIC_PPI):
+        errors.append(f"GIC_FIQ_CAPABLE on a non-SPI ({text})")
+    if fiq:
+        upstream = own_interrupt_controller(tree, gic)
+        if upstream is not None and upstream is not gic:
+            errors.append(f"GIC_FIQ_CAPABLE on a cascaded GIC, no FIQ path to a CPU "
+                          f"({text}, cascaded into {upstream.path})")
+    return Verdict(fiq and not errors, errors)
+
+
+def validate_no_fiq(tree: Tree, ctrl: Node, spec: list[int]) -> Verdict:
+    """Default for controllers without a validator: by the irq.h convention
+    the flags are in the last cell when there are two cells or more."""
+    if len(spec) >= 2 and spec[-1] & GIC_FIQ_CAPABLE:
+        compat = (ctrl.compatible() or ["no compatible"])[0]
+        return Verdict(False, [f"controller has no FIQ: GIC_FIQ_CAPABLE in flags cell for "
+                               f"{ctrl.path} ({compat}) <{' '.join(f'{c:#x}' for c in spec)}>"])
+    return Verdict(False, [])
+
+
+# Controller compatible -> validator.  A controller matches on its first
+# compatible found here; anything else gets validate_no_fiq.  Hook for
+# e.g. VALIDATORS["arm,pl192-vic"] = validate_vic.
+VALIDATORS: dict[str, Validator] = {c: validate_gic for c in GIC_COMPATIBLES}
+
+
+def validator_for(ctrl: Node) -> Validator:
+    for compat in ctrl.compatible():
+        if compat in VALIDATORS:
+            return VALIDATORS[compat]
+    return validate_no_fiq
+
+
+@dataclass
+class Report:
+    errors: list[str] = field(default_factory=list)
+    fiq: int = 0
+    checked: int = 0
+    unresolved: int = 0
+
+
+def check_one(tree: Tree, where: str, res: Resolved | str, report: Report,
+              count: bool) -> None:
+    if isinstance(res, str):
+        report.unresolved += 1
+        return
+    report.checked += 1
+    verdict = validator_for(res.controller)(tree, res.controller, res.spec)
+    via = f" via interrupt-map of {', '.join(res.via)}" if res.via else ""
+    report.errors += [f"{where}: {e}{via}" for e in verdict.errors]
+    if verdict.fiq and count:
+        report.fiq += 1
+
+
+def check_tree(dtb: str, tree: Tree) -> Report:
+    report = Report()
+    for node in tree.nodes:
+        reg = node.cells("reg")
+        ints = node.cells("interrupts")
+        if ints is not None:
+            par = find_parent(tree, node)
+            n = par.u32("#interrupt-cells") if par is not None else None
+            if not n:
+                report.unresolved += 1
+            else:
+                for idx in range(len(ints) // n):
+                    res = resolve(tree, par, ints[idx * n:(idx + 1) * n], reg, None)
+                    check_one(tree, f"{dtb}: {node.path}: interrupts[{idx}]", res, report, True)
+        ext = node.cells("interrupts-extended")
+        i, idx = 0, 0
+        while ext is not None and i < len(ext):
+            par = tree.phandle(ext[i])
+            n = par.u32("#interrupt-cells") if par is not None else None
+            if par is None or n is None:
+                report.unresolved += 1
+                break
+            res = resolve(tree, par, ext[i + 1:i + 1 + n], reg, None)
+            check_one(tree, f"{dtb}: {node.path}: interrupts-extended[{idx}]", res, report, True)
+            i, idx = i + 1 + n, idx + 1
+        imap = node.cells("interrupt-map")
+        intsize = node.u32("#interrupt-cells")
+        if imap is not None and intsize is not None:
+            # Entries are checked too, as no consumer may be in the tree (PCI).
+            asize = node.u32("#address-cells") or 0
+            i, idx = 0, 0
+            while i < len(imap):
+                entry = map_entry(tree, imap, i, asize, intsize)
+                if entry is None:
+                    report.unresolved += 1
+                    break
+                i, _, par, p_addr, p_spec = entry
+                res = resolve(tree, par, p_spec, p_addr, len(p_addr))
+                check_one(tree, f"{dtb}: {node.path}: interrupt-map[{idx}]", res, report, False)
+                idx += 1
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("dtb", nargs="+", help=".dtb files to check")
+    ap.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    args = ap.parse_args(argv)
+    failed = False
+    for dtb in args.dtb:
+        try:
+            tree = load(dtb)
+        except (OSError, libfdt.FdtException) as exc:
+            print(f"{dtb}: cannot read: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        report = check_tree(dtb, tree)
+        for line in report.errors:
+            print(line)
+        failed |= bool(report.errors)
+        if not args.quiet:
+            print(f"{dtb}: {report.fiq} FIQ-capable specifier(s), {report.checked} checked, "
+                  f"{report.unresolved} unresolved")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Install what the project needs from Debian, idempotently: nothing is
+# downloaded when everything is already there.
+set -euo pipefail
+
+pkgs=(linux-source-6.1 gcc-arm-linux-gnueabi ccache make bc bison flex
+      libssl-dev libelf-dev cpio kmod xz-utils rsync git perl
+      qemu-system-arm device-tree-compiler dt-schema yamllint
+      python3 python3-pytest python3-pexpect python3-libfdt python3-yaml)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+
+if ! dpkg --print-foreign-architectures | grep -qx armel; then
+	dpkg --add-architecture armel
+	need_update=1
+fi
+
+if [ ${#missing[@]} -gt 0 ] || [ -n "${need_update:-}" ]; then
+	echo "deps: installing ${missing[*]:-(armel index)}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	[ ${#missing[@]} -eq 0 ] || apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+git config --global user.email >/dev/null 2>&1 ||
+	git config --global user.email "fiq-debugger@localhost"
+git config --global user.name >/dev/null 2>&1 ||
+	git config --global user.name "FIQ debugger build"
+exit 0

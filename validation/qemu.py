@@ -1,0 +1,170 @@
+"""Boot a board in QEMU and drive its serial console: shell and kdb.
+
+One Guest is one QEMU process whose first UART is on a pty that pexpect
+reads; everything the guest prints is also written to a log file so a
+failing test can show the console's tail.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shlex
+import signal
+import time
+
+import pexpect
+
+from boards import BOARDS, BUILD, Board
+
+SHELL_PROMPT = "fiqsh# "
+KDB_PROMPT = re.compile(rb"(\[\d+\])?kdb> ")
+KMSG = re.compile(r"^\[\s*\d+\.\d+\] ")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+LOGS = BUILD / "logs"
+
+
+class GuestError(AssertionError):
+    pass
+
+
+# FIQ debugger off: mainline behaviour, shell and kgdboc on the PL011.
+CMDLINE_IRQ = "console=ttyAMA0 kgdboc=ttyAMA0"
+# FIQ debugger on: the UART's interrupt becomes an NMI (FIQ) owned by the
+# debugger; the shell runs on ttyNMI0, fed from the FIQ handler.
+CMDLINE_FIQ = "console=ttyNMI0 kgdboc=ttyAMA0 kgdb_nmi.enable=1"
+
+
+def qemu_args_for(board: Board, smp: int = 1, append: str = "",
+                  machine_opts: str = "", fiq: bool = False) -> list[str]:
+    """qemu-system-arm arguments for board, without the serial port."""
+    for f in (board.kernel(), board.dtb_path(), board.initrd()):
+        if not f.exists():
+            raise GuestError(f"{f} missing: run 'make kernels initramfs' first")
+    machine = board.machine + ("," + machine_opts if machine_opts else "")
+    args = ["-M", machine, "-m", board.memory,
+            "-kernel", str(board.kernel()), "-dtb", str(board.dtb_path()),
+            "-initrd", str(board.initrd()),
+            "-append", f"{CMDLINE_FIQ if fiq else CMDLINE_IRQ} {append}".strip(),
+            "-display", "none", "-no-reboot"]
+    if board.cpu:
+        args += ["-cpu", board.cpu]
+    if smp > 1:
+        args += ["-smp", str(smp)]
+    return args
+
+
+class Guest:
+    def __init__(self, board: str | Board, name: str, smp: int = 1,
+                 append: str = "", machine_opts: str = "", fiq: bool = False,
+                 qemu_args: tuple[str, ...] = ()) -> None:
+        self.board = BOARDS[board] if isinstance(board, str) else board
+        self.smp = smp
+        self.name = name
+        LOGS.mkdir(parents=True, exist_ok=True)
+        self.log_path = LOGS / f"{name}.log"
+        self.fiq = fiq
+        args = qemu_args_for(self.board, smp, append, machine_opts, fiq) + [
+            "-monitor", "none", "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0"]
+        args += list(qemu_args)
+        self.command = ["qemu-system-arm"] + args
+        self._log = open(self.log_path, "wb")
+        self._log.write(("$ " + shlex.join(self.command) + "\n").encode())
+        self._tag = 0
+        self.started = time.monotonic()
+        self.p = pexpect.spawn(self.command[0], self.command[1:],
+                               timeout=60, logfile=self._log, env=dict(os.environ))
+
+    # --- lifetime --------------------------------------------------------
+    def close(self) -> None:
+        if self.p.isalive():
+            self.p.kill(signal.SIGKILL)
+        self.p.close(force=True)
+        self._log.close()
+
+    def console_tail(self, lines: int = 60) -> str:
+        self._log.flush()
+        text = self.log_path.read_bytes().decode(errors="replace").replace("\r\n", "\n")
+        return "\n".join(text.splitlines()[-lines:])
+
+    # --- low level -------------------------------------------------------
+    def expect(self, pattern, timeout: float = 30) -> bytes:
+        try:
+            self.p.expect(pattern, timeout=timeout)
+        except pexpect.TIMEOUT:
+            raise GuestError(f"{self.name}: timed out after {timeout} s waiting for {pattern!r}")
+        except pexpect.EOF:
+            raise GuestError(f"{self.name}: QEMU exited while waiting for {pattern!r}")
+        return self.p.before
+
+    def send(self, data: str | bytes) -> None:
+        self.p.send(data)
+
+    # --- shell -----------------------------------------------------------
+    def wait_shell(self, timeout: float = 60) -> float:
+        """Wait for the initramfs shell; return the boot time in seconds.
+
+        The tty's echo is turned off so that busybox's line editor neither
+        echoes (and wraps) our commands nor queries the cursor position.
+        """
+        self.expect("init: shell ready", timeout)
+        self.expect(SHELL_PROMPT, 10)
+        self.boot_time = time.monotonic() - self.started
+        self.sh("stty -echo")
+        return self.boot_time
+
+    def drain(self) -> str:
+        """Consume what the guest printed so far."""
+        got = b""
+        while True:
+            try:
+                got += self.p.read_nonblocking(65536, timeout=0.05)
+            except (pexpect.TIMEOUT, pexpect.EOF):
+                return got.decode(errors="replace")
+
+    def sh(self, cmd: str, timeout: float = 30) -> str:
+        """Run a shell command, return its output (prompts and escapes removed)."""
+        self._tag += 1
+        tag = f"--done-{self._tag}--"
+        self.drain()
+        # the tag is echoed split in two, so only the echo's output matches
+        self.p.send(f"{cmd}\necho '{tag[:3]}''{tag[3:]}'\n")
+        out = self.expect(tag + "\r*\n", timeout).decode(errors="replace")
+        out = ANSI.sub("", out).replace("\r", "").replace(SHELL_PROMPT, "")
+        # kernel messages may interleave with the command's output
+        return "\n".join(l for l in out.split("\n") if not KMSG.match(l)).strip()
+
+    def sh_background(self, cmd: str) -> None:
+        """Start cmd in the background; do not wait for it."""
+        self.sh(f"({cmd}) &")
+
+    def sh_nowait(self, cmd: str) -> None:
+        """Send a command that is not expected to return (a lock-up)."""
+        self.drain()
+        self.p.send(cmd + "\n")
+
+    # --- kdb -------------------------------------------------------------
+    def wait_kdb(self, timeout: float = 15) -> float:
+        """Wait for the kdb prompt; return how long it took."""
+        t0 = time.monotonic()
+        self.kdb_entry_text = self.expect(KDB_PROMPT, timeout).decode(errors="replace")
+        return time.monotonic() - t0
+
+    def kdb(self, cmd: str, timeout: float = 30) -> str:
+        """Run one kdb command and return its output."""
+        self.p.send(cmd + "\r")
+        out = self.expect(KDB_PROMPT, timeout).decode(errors="replace")
+        return out.replace("\r", "")
+
+    def kdb_setup(self) -> None:
+        """Stop kdb from paging (more>) so outputs come whole."""
+        self.kdb("set LINES 10000")
+
+    def kdb_go(self) -> None:
+        self.p.send("go\r")
+
+    def knock(self) -> float:
+        """Send kgdb's escape sequence; return the monotonic send time."""
+        t = time.monotonic()
+        self.p.send("$3#33")
+        return t
