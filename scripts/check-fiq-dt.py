@@ -21,8 +21,9 @@ from __future__ import annotations
 import argparse
 import struct
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import libfdt
 
@@ -45,6 +46,14 @@ GIC_COMPATIBLES = (
 
 MAX_HOPS = 16  # interrupt-parent / interrupt-map hops before giving up
 
+# Interrupt controllers whose drivers parse their own interrupt-map, which
+# of_irq_parse_raw() ignores (of_irq_imap_abusers in drivers/of/irq.c).
+IMAP_ABUSERS = (
+    "CBEA,platform-spider-pic", "sti,platform-spider-pic", "realtek,rtl-intc",
+    "fsl,ls1021a-extirq", "fsl,ls1043a-extirq", "fsl,ls1088a-extirq",
+    "renesas,rza1-irqc", "pasemi,rootbus",
+)
+
 
 @dataclass(eq=False)
 class Node:
@@ -65,6 +74,16 @@ class Node:
     def compatible(self) -> list[str]:
         raw = self.props.get("compatible", b"")
         return [s.decode(errors="replace") for s in raw.split(b"\0") if s]
+
+    def available(self) -> bool:
+        return self.props.get("status", b"okay\0") in (b"okay\0", b"ok\0")
+
+    def own_imap(self) -> list[int] | None:
+        """interrupt-map as of_irq_parse_raw() uses it."""
+        if "interrupt-controller" in self.props and \
+                set(self.compatible()) & set(IMAP_ABUSERS):
+            return None
+        return self.cells("interrupt-map")
 
 
 @dataclass
@@ -153,7 +172,11 @@ def resolve(tree: Tree, ipar: Node | None, spec: list[int], addr: list[int] | No
     addr is the unit address (None: the consumer has no reg); addrsize
     None means: use #address-cells searched upwards from ipar (default 2)."""
     via: list[str] = []
-    if addrsize is None and ipar is not None:
+    if ipar is None:
+        return "no interrupt parent"
+    if ipar.u32("#interrupt-cells") != len(spec):
+        return f"{ipar.path}: #interrupt-cells is not {len(spec)}"
+    if addrsize is None:
         up: Node | None = ipar
         while up is not None and "#address-cells" not in up.props:
             up = up.parent
@@ -161,29 +184,28 @@ def resolve(tree: Tree, ipar: Node | None, spec: list[int], addr: list[int] | No
     for _ in range(MAX_HOPS):
         if ipar is None:
             return "no interrupt parent"
-        intsize = ipar.u32("#interrupt-cells")
-        if intsize is None or len(spec) != intsize:
-            return f"{ipar.path} wants {intsize} cells, got {len(spec)}"
-        imap = ipar.cells("interrupt-map")
+        imap = ipar.own_imap()
         if imap is None:
             if "interrupt-controller" in ipar.props:
                 return Resolved(ipar, spec, via)
             ipar = find_parent(tree, ipar)
             continue
-        asize = addrsize or 0
-        if asize and addr is None:
+        if addrsize and addr is None:
             return f"{ipar.path}: interrupt-map needs a reg property"
-        match = ((addr or []) + [0] * asize)[:asize] + spec
+        match = ((addr or []) + [0] * addrsize)[:addrsize] + spec
         mask = ipar.cells("interrupt-map-mask") or [0xffffffff] * len(match)
         i = 0
         while True:
-            entry = map_entry(tree, imap, i, asize, intsize)
+            entry = map_entry(tree, imap, i, addrsize, len(spec))
             if entry is None:
                 return f"{ipar.path}: no matching or malformed interrupt-map entry"
             i, child, par, p_addr, p_spec = entry
-            if all(((m ^ c) & k) == 0 for m, c, k in zip(match, child, mask)):
+            if par.available() and \
+                    all(((m ^ c) & k) == 0 for m, c, k in zip(match, child, mask)):
                 break
         via.append(ipar.path)
+        if par is ipar:  # an interrupt-map entry to itself ends the walk
+            return Resolved(ipar, p_spec, via)
         ipar, addr, spec, addrsize = par, p_addr, p_spec, len(p_addr)
     return "interrupt-parent loop"
 
@@ -230,8 +252,6 @@ def validate_gic(tree: Tree, gic: Node, spec: list[int]) -> Verdict:
     fiq = bool(flags & GIC_FIQ_CAPABLE)
     if fiq and kind == GIC_PPI:
         errors.append(f"GIC_FIQ_CAPABLE on a PPI, per-CPU FIQ is not supported ({text})")
-    if fiq and kind not in (GIC_SPI, GIC_PPI):
-        errors.append(f"GIC_FIQ_CAPABLE on a non-SPI ({text})")
     if fiq:
         upstream = own_interrupt_controller(tree, gic)
         if upstream is not None and upstream is not gic:
@@ -269,12 +289,14 @@ class Report:
     fiq: int = 0
     checked: int = 0
     unresolved: int = 0
+    notes: list[str] = field(default_factory=list)  # why unresolved
 
 
 def check_one(tree: Tree, where: str, res: Resolved | str, report: Report,
               count: bool) -> None:
     if isinstance(res, str):
         report.unresolved += 1
+        report.notes.append(f"{where}: unresolved: {res}")
         return
     report.checked += 1
     verdict = validator_for(res.controller)(tree, res.controller, res.spec)
@@ -294,6 +316,7 @@ def check_tree(dtb: str, tree: Tree) -> Report:
             n = par.u32("#interrupt-cells") if par is not None else None
             if not n:
                 report.unresolved += 1
+                report.notes.append(f"{dtb}: {node.path}: interrupts: no interrupt parent")
             else:
                 for idx in range(len(ints) // n):
                     res = resolve(tree, par, ints[idx * n:(idx + 1) * n], reg, None)
@@ -305,11 +328,12 @@ def check_tree(dtb: str, tree: Tree) -> Report:
             n = par.u32("#interrupt-cells") if par is not None else None
             if par is None or n is None:
                 report.unresolved += 1
+                report.notes.append(f"{dtb}: {node.path}: interrupts-extended[{idx}]: bad phandle")
                 break
             res = resolve(tree, par, ext[i + 1:i + 1 + n], reg, None)
             check_one(tree, f"{dtb}: {node.path}: interrupts-extended[{idx}]", res, report, True)
             i, idx = i + 1 + n, idx + 1
-        imap = node.cells("interrupt-map")
+        imap = node.own_imap()
         intsize = node.u32("#interrupt-cells")
         if imap is not None and intsize is not None:
             # Entries are checked too, as no consumer may be in the tree (PCI).
@@ -319,6 +343,7 @@ def check_tree(dtb: str, tree: Tree) -> Report:
                 entry = map_entry(tree, imap, i, asize, intsize)
                 if entry is None:
                     report.unresolved += 1
+                    report.notes.append(f"{dtb}: {node.path}: interrupt-map[{idx}]: malformed")
                     break
                 i, _, par, p_addr, p_spec = entry
                 res = resolve(tree, par, p_spec, p_addr, len(p_addr))
@@ -331,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("dtb", nargs="+", help=".dtb files to check")
     ap.add_argument("-q", "--quiet", action="store_true", help="print errors only")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="also say why specifiers are unresolved (on stderr)")
     args = ap.parse_args(argv)
     failed = False
     for dtb in args.dtb:
@@ -343,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
         report = check_tree(dtb, tree)
         for line in report.errors:
             print(line)
+        if args.verbose:
+            for line in report.notes:
+                print(line, file=sys.stderr)
         failed |= bool(report.errors)
         if not args.quiet:
             print(f"{dtb}: {report.fiq} FIQ-capable specifier(s), {report.checked} checked, "
