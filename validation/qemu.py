@@ -6,6 +6,7 @@ failing test can show the console's tail.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import pathlib
 import re
@@ -32,20 +33,27 @@ class GuestError(AssertionError):
 CMDLINE_IRQ = "console=ttyAMA0 kgdboc=ttyAMA0"
 # FIQ debugger on: the UART's interrupt becomes an NMI (FIQ) owned by the
 # debugger; the shell runs on ttyNMI0, fed from the FIQ handler.
-CMDLINE_FIQ = "console=ttyNMI0 kgdboc=ttyAMA0 kgdb_nmi.enable=1"
+CMDLINE_FIQ = "console=ttyNMI0 kgdboc=ttyAMA0"
 
 
 def qemu_args_for(board: Board, smp: int = 1, append: str = "",
-                  machine_opts: str = "", fiq: bool = False) -> list[str]:
-    """qemu-system-arm arguments for board, without the serial port."""
-    for f in (board.kernel(), board.dtb_path(), board.initrd()):
+                  machine_opts: str = "", fiq: bool = False,
+                  dtb: pathlib.Path | None = None,
+                  cmdline: str | None = None) -> list[str]:
+    """qemu-system-arm arguments for board, without the serial port.
+
+    cmdline replaces the FIQ on/off base command line; append adds to it.
+    """
+    dtb = dtb or board.dtb_path()
+    base = cmdline if cmdline is not None else (CMDLINE_FIQ if fiq else CMDLINE_IRQ)
+    for f in (board.kernel(), dtb, board.initrd()):
         if not f.exists():
             raise GuestError(f"{f} missing: run 'make kernels initramfs' first")
     machine = board.machine + ("," + machine_opts if machine_opts else "")
     args = ["-M", machine, "-m", board.memory,
-            "-kernel", str(board.kernel()), "-dtb", str(board.dtb_path()),
+            "-kernel", str(board.kernel()), "-dtb", str(dtb),
             "-initrd", str(board.initrd()),
-            "-append", f"{CMDLINE_FIQ if fiq else CMDLINE_IRQ} {append}".strip(),
+            "-append", f"{base} {append}".strip(),
             "-display", "none", "-no-reboot"]
     if board.cpu:
         args += ["-cpu", board.cpu]
@@ -57,6 +65,7 @@ def qemu_args_for(board: Board, smp: int = 1, append: str = "",
 class Guest:
     def __init__(self, board: str | Board, name: str, smp: int = 1,
                  append: str = "", machine_opts: str = "", fiq: bool = False,
+                 dtb: pathlib.Path | None = None, cmdline: str | None = None,
                  qemu_args: tuple[str, ...] = ()) -> None:
         self.board = BOARDS[board] if isinstance(board, str) else board
         self.smp = smp
@@ -64,7 +73,8 @@ class Guest:
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log_path = LOGS / f"{name}.log"
         self.fiq = fiq
-        args = qemu_args_for(self.board, smp, append, machine_opts, fiq) + [
+        args = qemu_args_for(self.board, smp, append, machine_opts, fiq,
+                             dtb, cmdline) + [
             "-monitor", "none", "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0"]
         args += list(qemu_args)
         self.command = ["qemu-system-arm"] + args
@@ -74,6 +84,7 @@ class Guest:
         self.started = time.monotonic()
         self.p = pexpect.spawn(self.command[0], self.command[1:],
                                timeout=60, logfile=self._log, env=dict(os.environ))
+        self.p.delaybeforesend = None
 
     # --- lifetime --------------------------------------------------------
     def close(self) -> None:
@@ -113,14 +124,39 @@ class Guest:
         self.sh("stty -echo")
         return self.boot_time
 
-    def drain(self) -> str:
+    def drain(self, wait: float = 0.05) -> str:
         """Consume what the guest printed so far."""
         got = b""
         while True:
             try:
-                got += self.p.read_nonblocking(65536, timeout=0.05)
+                got += self.p.read_nonblocking(65536, timeout=wait)
             except (pexpect.TIMEOUT, pexpect.EOF):
                 return got.decode(errors="replace")
+
+    def send_paced(self, text: str, chunk: int = 64, delay: float = 0.006,
+                   stall: float = 5) -> None:
+        """Type text at about chunk/delay bytes per second, reading the guest
+        meanwhile.  Raises GuestError if the guest stops taking input for
+        stall seconds (a blocking write would hang the test instead)."""
+        data = text.encode()
+        fd = self.p.child_fd
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        try:
+            sent, last = 0, time.monotonic()
+            while sent < len(data):
+                try:
+                    n = os.write(fd, data[sent:sent + chunk])
+                    self._log.write(data[sent:sent + n])
+                    sent += n
+                    last = time.monotonic()
+                except BlockingIOError:
+                    if time.monotonic() - last > stall:
+                        raise GuestError(f"{self.name}: guest stopped reading its "
+                                         f"console after {sent} of {len(data)} bytes")
+                self.drain(wait=delay)
+        finally:
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
 
     def sh(self, cmd: str, timeout: float = 30) -> str:
         """Run a shell command, return its output (prompts and escapes removed)."""

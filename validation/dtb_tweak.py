@@ -1,0 +1,61 @@
+"""Make deliberately broken copies of a built DTB (python3-libfdt)."""
+from __future__ import annotations
+
+import pathlib
+import struct
+
+import libfdt
+
+
+def _cells(b: bytes) -> list[int]:
+    return list(struct.unpack(f">{len(b) // 4}I", b))
+
+
+def _pack(cells: list[int]) -> bytes:
+    return struct.pack(f">{len(cells)}I", *cells)
+
+
+def _nodes(fdt: libfdt.Fdt):
+    off, depth = 0, 0
+    while True:
+        yield off
+        ret = fdt.next_node(off, depth, libfdt.QUIET_NOTFOUND)
+        if isinstance(ret, int):
+            return
+        off, depth = ret
+        if off < 0:
+            return
+
+
+def set_map_flags(dtb: pathlib.Path, out: pathlib.Path, child_irq: int,
+                  flags: int) -> None:
+    """Set the GIC flags cell of the interrupt-map entry for child_irq."""
+    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
+    done = False
+    for off in _nodes(fdt):
+        raw = fdt.getprop(off, "interrupt-map", libfdt.QUIET_NOTFOUND)
+        if isinstance(raw, int):
+            continue
+        cells = _cells(bytes(raw))
+        # vexpress motherboard: <addr irq &gic SPI n flags>, 6 cells an entry
+        for i in range(0, len(cells) - 5, 6):
+            if cells[i + 1] == child_irq and cells[i + 3] == 0:
+                cells[i + 5] = flags
+                fdt.setprop(off, "interrupt-map", _pack(cells))
+                done = True
+                break
+        if done:
+            break
+    if not done:
+        raise ValueError(f"{dtb}: no interrupt-map entry for {child_irq}")
+    out.write_bytes(bytes(fdt.as_bytearray()))
+
+
+def set_timer_flags(dtb: pathlib.Path, out: pathlib.Path, flags_or: int) -> None:
+    """OR flags into the arch timer's first PPI specifier."""
+    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
+    off = fdt.path_offset("/timer")
+    cells = _cells(bytes(fdt.getprop(off, "interrupts")))
+    cells[2] |= flags_or
+    fdt.setprop(off, "interrupts", _pack(cells))
+    out.write_bytes(bytes(fdt.as_bytearray()))
