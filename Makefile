@@ -4,7 +4,7 @@
 #   make check    tree + kernels + initramfs + the whole test suite (what CI runs)
 #
 # Other targets: deps tree kernels kernel-armv7 kernel-armv5 initramfs
-#                qemu BOARD=... [SMP=n] [APPEND=...]  export  clean
+#                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...]  export  bisect  clean
 SHELL := /bin/bash
 BOARD ?= vexpress-a15
 SMP ?= 1
@@ -16,7 +16,7 @@ FLAVOUR_vexpress-a9 := armv7
 FLAVOUR_versatilepb := armv5
 FLAVOURS := armv7 armv5
 
-.PHONY: all deps tree kernels initramfs check test demo qemu export clean \
+.PHONY: all deps tree kernels initramfs check test demo qemu export bisect clean \
 	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
 
 all: kernels initramfs
@@ -51,6 +51,11 @@ qemu: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
 
 export:
 	@bash scripts/export-patches.sh
+
+# every patch builds on its own (slow: one incremental build per patch)
+bisect: tree
+	@bash scripts/bisect-check.sh armv7
+	@bash scripts/bisect-check.sh armv5
 
 clean:
 	rm -rf build/out build/logs build/initramfs*

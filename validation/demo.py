@@ -24,11 +24,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--board", choices=sorted(BOARDS), default="vexpress-a15")
     a = ap.parse_args()
-    say(f"booting {a.board} with the FIQ debugger on (console=ttyNMI0 kgdb_nmi.enable=1)")
+    say(f"booting {a.board} with the FIQ debugger on (console=ttyNMI0 kgdboc=ttyAMA0)")
     g = Guest(a.board, name=f"demo-{a.board}", fiq=True)
     try:
         g.wait_shell()
-        print(g.sh("dmesg | grep -iE 'fiq|kgdb|nmi'"))
+        print(g.sh("dmesg | grep -E 'GIC: |kgdb|NMI' | sed 's/^\\[[ 0-9.]*\\] //'"))
         say("a driver takes its spin_lock_irq() twice: the CPU spins with IRQs masked")
         g.sh_nowait("echo 1 > /sys/kernel/debug/fiq_test/deadlock")
         g.expect("fiq_test: taking fiq_test_lock twice", 10)
