@@ -3,7 +3,7 @@
 #   make demo     boot vexpress-a15, lock a CPU with IRQs masked, enter kdb
 #   make check    tree + kernels + initramfs + the whole test suite (what CI runs)
 #
-# Other targets: deps tree kernels kernel-armv7 kernel-armv5 initramfs
+# Other targets: deps tree kernel BOARD=... kernels kernel-armv7 kernel-armv5 initramfs
 #                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...]  export  bisect  clean
 SHELL := /bin/bash
 BOARD ?= vexpress-a15
@@ -16,7 +16,7 @@ FLAVOUR_vexpress-a9 := armv7
 FLAVOUR_versatilepb := armv5
 FLAVOURS := armv7 armv5
 
-.PHONY: all deps tree kernels initramfs check test demo qemu export bisect clean \
+.PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect clean \
 	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
 
 all: kernels initramfs
@@ -28,6 +28,9 @@ tree: deps
 	@bash scripts/tree.sh
 
 kernels: $(addprefix kernel-,$(FLAVOURS))
+
+# the kernel BOARD boots
+kernel: kernel-$(FLAVOUR_$(BOARD))
 
 $(addprefix kernel-,$(FLAVOURS)): kernel-%: tree
 	@bash scripts/kernel.sh $*

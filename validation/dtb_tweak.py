@@ -59,3 +59,16 @@ def set_timer_flags(dtb: pathlib.Path, out: pathlib.Path, flags_or: int) -> None
     cells[2] |= flags_or
     fdt.setprop(off, "interrupts", _pack(cells))
     out.write_bytes(bytes(fdt.as_bytearray()))
+
+
+def set_interrupt_flags(dtb: pathlib.Path, out: pathlib.Path, path: str,
+                        flags: int, type_cell: int | None = None) -> None:
+    """Rewrite the first GIC specifier of the node at path."""
+    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
+    off = fdt.path_offset(path)
+    cells = _cells(bytes(fdt.getprop(off, "interrupts")))
+    cells[2] = flags
+    if type_cell is not None:
+        cells[0] = type_cell
+    fdt.setprop(off, "interrupts", _pack(cells))
+    out.write_bytes(bytes(fdt.as_bytearray()))

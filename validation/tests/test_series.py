@@ -47,3 +47,46 @@ def test_vexpress_dtb_marks_uart0_only(dtb):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert ": 1 FIQ-capable specifier(s)" in r.stdout, r.stdout
+
+
+STI_DTBS = ["stih407-b2120.dtb", "stih410-b2120.dtb", "stih410-b2260.dtb",
+            "stih418-b2199.dtb", "stih418-b2264.dtb"]
+
+
+def _check(*dtbs: pathlib.Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["/usr/bin/python3", str(TOP / "scripts/check-fiq-dt.py"),
+                           *map(str, dtbs)], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("dtb", STI_DTBS)
+def test_sti_dtbs_mark_console_ascs(dtb):
+    """STiH4xx: the console ASCs (sbc_serial0, uart1) carry the flag."""
+    r = _check(BUILD / "out/armv7/arch/arm/boot/dts" / dtb)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ": 2 FIQ-capable specifier(s)" in r.stdout, r.stdout
+
+
+def test_broken_sti_dtb_rejected(tmp_path):
+    from dtb_tweak import set_interrupt_flags
+    good = BUILD / "out/armv7/arch/arm/boot/dts/stih410-b2120.dtb"
+    bad = tmp_path / "stih410-b2120-bad.dtb"
+    # the flag on a PPI (type cell 1) instead of the ASC's SPI
+    set_interrupt_flags(good, bad, "/soc/serial@9530000", 0x10004, type_cell=1)
+    r = _check(bad)
+    assert r.returncode == 1, r.stdout
+    assert "/soc/serial@9530000: interrupts[0]:" in r.stdout and "PPI" in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize("obj", ["drivers/irqchip/irq-gic.o", "drivers/tty/serial/kgdb_nmi.o",
+                                 "drivers/tty/serial/amba-pl011.o",
+                                 "drivers/tty/serial/st-asc.o", "arch/arm/kernel/kgdb.o"])
+def test_touched_c_files_build_w1_clean(obj):
+    """The C files the series touches (but traps.c, whose asm entry points
+    have no prototypes in mainline either) build without W=1 warnings."""
+    src = TREE / obj.replace(".o", ".c")
+    src.touch()
+    r = subprocess.run(["make", "-s", "-C", str(TREE), f"O={BUILD / 'out/armv7'}", "ARCH=arm",
+                        "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
+                        "W=1", obj], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "warning:" not in r.stderr, r.stderr[-3000:]
