@@ -11,7 +11,8 @@ wt=$top/build/bisect-tree
 out=$top/build/out/bisect-$flavour
 export ARCH=arm CROSS_COMPILE=arm-linux-gnueabi- CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 export CCACHE_BASEDIR=$top CCACHE_NOHASHDIR=1 KBUILD_BUILD_TIMESTAMP=2024-01-01
-git -C "$top/build/linux" worktree remove --force "$wt" 2>/dev/null || true
+git -C "$top/build/linux" worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
+git -C "$top/build/linux" worktree prune
 git -C "$top/build/linux" worktree add -q --detach "$wt" HEAD
 trap 'git -C "$top/build/linux" worktree remove --force "$wt"' EXIT
 commits=$(git -C "$wt" rev-list --reverse pristine..HEAD)

@@ -40,22 +40,20 @@ def test_dt_binding_check_gic():
     assert not bad, "\n".join(bad)
 
 
+def _check(*dtbs: pathlib.Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["/usr/bin/python3", str(TOP / "scripts/check-fiq-dt.py"),
+                           *map(str, dtbs)], capture_output=True, text=True, timeout=60)
+
+
 @pytest.mark.parametrize("dtb", ["vexpress-v2p-ca15-tc1.dtb", "vexpress-v2p-ca9.dtb"])
 def test_vexpress_dtb_marks_uart0_only(dtb):
-    path = BUILD / "out/armv7/arch/arm/boot/dts" / dtb
-    r = subprocess.run(["/usr/bin/python3", str(TOP / "scripts/check-fiq-dt.py"), str(path)],
-                       capture_output=True, text=True, timeout=60)
+    r = _check(BUILD / "out/armv7/arch/arm/boot/dts" / dtb)
     assert r.returncode == 0, r.stdout + r.stderr
     assert ": 1 FIQ-capable specifier(s)" in r.stdout, r.stdout
 
 
 STI_DTBS = ["stih407-b2120.dtb", "stih410-b2120.dtb", "stih410-b2260.dtb",
             "stih418-b2199.dtb", "stih418-b2264.dtb"]
-
-
-def _check(*dtbs: pathlib.Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["/usr/bin/python3", str(TOP / "scripts/check-fiq-dt.py"),
-                           *map(str, dtbs)], capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize("dtb", STI_DTBS)
