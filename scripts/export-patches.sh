@@ -23,7 +23,7 @@ old=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/series")
 		subject=$(sed -n 's/^Subject: \[PATCH\] //p' "$f" | head -1)
 		case $subject in
 		dt-bindings:*) dir=bindings ;;
-		irqchip*|genirq*|"ARM: "*handle_fiq*) dir=irqchip ;;
+		irqchip*|genirq*|"ARM: "*handle_fiq*|"ARM: entry:"*) dir=irqchip ;;
 		"ARM: dts:"*) dir=dts ;;
 		*) dir=kgdb ;;
 		esac
