@@ -20,7 +20,7 @@ from boards import BOARDS, BUILD, Board
 
 SHELL_PROMPT = "fiqsh# "
 KDB_PROMPT = re.compile(rb"(\[\d+\])?kdb> ")
-KMSG = re.compile(r"^\[\s*\d+\.\d+\] ")
+KMSG = re.compile(r"\[\s*\d+\.\d+\] [^\n]*(\n|$)")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 LOGS = BUILD / "logs"
 
@@ -166,9 +166,10 @@ class Guest:
         # the tag is echoed split in two, so only the echo's output matches
         self.p.send(f"{cmd}\necho '{tag[:3]}''{tag[3:]}'\n")
         out = self.expect(tag + "\r*\n", timeout).decode(errors="replace")
-        out = ANSI.sub("", out).replace("\r", "").replace(SHELL_PROMPT, "")
-        # kernel messages may interleave with the command's output
-        return "\n".join(l for l in out.split("\n") if not KMSG.match(l)).strip()
+        # kernel messages may interleave with the output, even mid-line
+        # (in the middle of a prompt): drop them before the prompts
+        out = KMSG.sub("", ANSI.sub("", out).replace("\r", ""))
+        return out.replace(SHELL_PROMPT, "").strip()
 
     def sh_background(self, cmd: str) -> None:
         """Start cmd in the background; do not wait for it."""
