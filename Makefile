@@ -4,7 +4,8 @@
 #   make check    tree + kernels + initramfs + the whole test suite (what CI runs)
 #
 # Other targets: deps tree kernel BOARD=... kernels kernel-armv7 kernel-armv5 initramfs
-#                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...]  export  bisect  clean
+#                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...]  export  bisect
+#                dtbs-check  clean
 SHELL := /bin/bash
 BOARD ?= vexpress-a15
 SMP ?= 1
@@ -16,7 +17,7 @@ FLAVOUR_vexpress-a9 := armv7
 FLAVOUR_versatilepb := armv5
 FLAVOURS := armv7 armv5
 
-.PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect clean \
+.PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect dtbs-check clean \
 	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
 
 all: kernels initramfs
@@ -54,6 +55,10 @@ qemu: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
 
 export:
 	@bash scripts/export-patches.sh
+
+# dtbs_check of the touched DTBs, pristine vs patched (about 8 min)
+dtbs-check: tree
+	@bash scripts/dtbs-check.sh
 
 # every patch builds on its own (slow: one incremental build per patch)
 bisect: tree
