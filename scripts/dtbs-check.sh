@@ -7,7 +7,7 @@ dtbs=(vexpress-v2p-ca15-tc1.dtb vexpress-v2p-ca15_a7.dtb vexpress-v2p-ca5s.dtb
       vexpress-v2p-ca9.dtb stih407-b2120.dtb stih410-b2120.dtb stih410-b2260.dtb
       stih418-b2199.dtb stih418-b2264.dtb)
 wt=$top/build/dtbs-pristine
-export ARCH=arm CROSS_COMPILE=arm-linux-gnueabi-
+. "$top/scripts/kbuild-env.sh"
 
 if [ ! -d "$wt" ]; then
 	git -C "$top/build/linux" worktree prune
@@ -16,16 +16,10 @@ fi
 
 check() {	# tree out -> normalised warnings on stdout
 	local tree=$1 out=$2
-	mkdir -p "$out"
-	if [ ! -f "$out/.config" ]; then
-		make -s -C "$tree" O="$out" vexpress_defconfig >/dev/null
-		"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
-			"$top"/scripts/configs/{trim,debug,armv7}.config >/dev/null 2>&1
-		make -s -C "$tree" O="$out" olddefconfig >/dev/null
-	fi
+	[ -f "$out/.config" ] || configure_kernel "$tree" "$out" armv7
 	rm -f "$out"/arch/arm/boot/dts/*.dtb
 	# -j1: parallel dt-validate runs interleave their lines
-	make -s -C "$tree" O="$out" -j1 dtbs_check 2>&1 |
+	kmake "$tree" "$out" -j1 dtbs_check 2>&1 |
 		sed -e "s|$tree/||g" -e "s|$out/||g" | sort -u
 	ls "$out"/arch/arm/boot/dts/*.dtb | xargs -n1 basename > "$out.dtbs"
 }

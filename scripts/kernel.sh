@@ -1,29 +1,20 @@
 #!/bin/bash
 # Build one kernel flavour out of tree: scripts/kernel.sh armv7|armv5
-#   armv7: vexpress_defconfig (+ STi) for vexpress-a9/a15
-#   armv5: versatile_defconfig for versatilepb
-# Output in build/out/<flavour>.  Skips make entirely when neither the tree
+# (flavours in scripts/kbuild-env.sh).  Output in build/out/<flavour>.  Skips make entirely when neither the tree
 # (HEAD, clean) nor the config fragments changed since the last good build.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:?usage: kernel.sh armv7|armv5}
-case $flavour in
-armv7) defconfig=vexpress_defconfig ;;
-armv5) defconfig=versatile_defconfig ;;
-*) echo "kernel: unknown flavour $flavour" >&2; exit 1 ;;
-esac
+. "$top/scripts/kbuild-env.sh"
+defconfig=$(defconfig_for "$flavour")
 
 src=$top/build/linux
 out=$top/build/out/$flavour
-frags=("$top/scripts/configs/trim.config" "$top/scripts/configs/debug.config"
-       "$top/scripts/configs/$flavour.config")
+read -r -a frags <<< "$(fragments_for "$flavour")"
 stamp=$out/.fiq-build-stamp
 mkdir -p "$out"
 
-export ARCH=arm CROSS_COMPILE=arm-linux-gnueabi-
-export KBUILD_BUILD_TIMESTAMP="2024-01-01" KBUILD_BUILD_USER=fiq KBUILD_BUILD_HOST=qemu
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache} CCACHE_BASEDIR=$top CCACHE_NOHASHDIR=1
 ccache -M 8G >/dev/null 2>&1 || true
 
 want=$({ git -C "$src" rev-parse HEAD; cat "${frags[@]}"; echo "$defconfig"; } | sha256sum | cut -d' ' -f1)
@@ -34,13 +25,7 @@ if git -C "$src" diff --quiet HEAD && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "
 fi
 rm -f "$stamp"
 
-kmake() {
-	make -s -C "$src" O="$out" CC="ccache ${CROSS_COMPILE}gcc" -j"$(nproc)" "$@"
-}
-
-kmake "$defconfig"
-"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
-kmake olddefconfig
+configure_kernel "$src" "$out" "$flavour"
 # every option a fragment asks for must have survived olddefconfig
 bad=0
 while read -r line; do
@@ -53,6 +38,6 @@ done < <(cat "${frags[@]}")
 [ $bad -eq 0 ] || exit 1
 
 start=$(date +%s)
-kmake zImage modules dtbs
+kmake "$src" "$out" zImage modules dtbs
 echo "kernel $flavour: built in $(( $(date +%s) - start )) s"
 echo "$want" > "$stamp"
