@@ -125,8 +125,9 @@ class Guest:
         return self.boot_time
 
     def drain(self, wait: float = 0.05) -> str:
-        """Consume what the guest printed so far."""
-        got = b""
+        """Consume what the guest printed so far, including what pexpect
+        already read past the last match (read_nonblocking bypasses it)."""
+        got, self.p.buffer = self.p.buffer, b""
         while True:
             try:
                 got += self.p.read_nonblocking(65536, timeout=wait)
