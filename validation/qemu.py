@@ -29,8 +29,9 @@ class GuestError(AssertionError):
     pass
 
 
-# FIQ debugger off: mainline behaviour, shell and kgdboc on the PL011.
-CMDLINE_IRQ = "console=ttyAMA0 kgdboc=ttyAMA0"
+# FIQ debugger off: mainline behaviour, shell and kgdboc on the PL011, and
+# the GIC left without groups, so no NMI at all (not even the IPIs).
+CMDLINE_IRQ = "console=ttyAMA0 kgdboc=ttyAMA0 irqchip.gicv2_fiq=0"
 # FIQ debugger on: the UART's interrupt becomes an NMI (FIQ) owned by the
 # debugger; the shell runs on ttyNMI0, fed from the FIQ handler.
 CMDLINE_FIQ = "console=ttyNMI0 kgdboc=ttyAMA0"
@@ -128,6 +129,8 @@ class Guest:
         """Consume what the guest printed so far, including what pexpect
         already read past the last match (read_nonblocking bypasses it)."""
         got, self.p.buffer = self.p.buffer, b""
+        # pexpect 4.8 slices `before` out of this one: keep the two in step
+        self.p._before = self.p.buffer_type()
         while True:
             try:
                 got += self.p.read_nonblocking(65536, timeout=wait)
@@ -200,6 +203,14 @@ class Guest:
 
     def kdb_go(self) -> None:
         self.p.send("go\r")
+
+    def resume_shell(self, settle: float = 1.0) -> None:
+        """After go: let the debugger let go of the port, then end whatever
+        partial line the knock left in the shell's input."""
+        time.sleep(settle)
+        self.send("\n")
+        time.sleep(0.3)
+        self.drain()
 
     def knock(self) -> float:
         """Send kgdb's escape sequence; return the monotonic send time."""

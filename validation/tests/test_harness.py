@@ -1,10 +1,10 @@
 """Mainline behaviour, recorded honestly (issue: harness).
 
 These run on whatever the series builds, with the mainline command line
-(FIQ debugger off).  The UP lock-up is in test_gic_fiq.py (entered with
-FIQ on, never entered with it off).  The strict xfail is the behaviour the
-SMP part of the series must still change: the day it passes, pytest fails
-the run (strict XPASS) and the test must be flipped to a real pass.
+(FIQ debugger off, irqchip.gicv2_fiq=0).  The UP lock-up is in
+test_gic_fiq.py (entered with FIQ on, never entered with it off).  The
+strict xfail records what mainline cannot do; its FIQ-on twin passes since
+the SMP roundup by FIQ landed.
 """
 from __future__ import annotations
 
@@ -54,9 +54,15 @@ def test_smp2_mainline_roundup_times_out(guest, figure):
     assert "lkdtm_HARDLOCKUP" not in g.kdb("btc")
 
 
-@pytest.mark.xfail(strict=True, reason="mainline: the IRQ IPI roundup cannot capture CPU1")
-def test_smp2_all_cpus_captured(guest):
-    g = guest("vexpress-a15", smp=2)
+@pytest.mark.parametrize("fiq", [
+    pytest.param(False, id="fiq-off", marks=pytest.mark.xfail(
+        strict=True, reason="mainline: the IRQ IPI roundup cannot capture CPU1")),
+    pytest.param(True, id="fiq-on"),
+])
+def test_smp2_all_cpus_captured(guest, fiq):
+    """Flipped by the SMP part of the series (test_smp_fiq.py has the rest):
+    with the FIQ debugger on, the roundup IPI is an NMI."""
+    g = guest("vexpress-a15", smp=2, fiq=fiq)
     _smp2_lockup_then_sysrq(g)
     assert "Timed out waiting for secondary CPUs" not in g.kdb_entry_text
     g.kdb_setup()

@@ -1,0 +1,141 @@
+"""SMP: the other CPUs are stopped by FIQ, so CPUs with IRQs masked are
+captured (issue: SMP roundup).
+
+kgdb rounds the other CPUs up with IPI_CPU_BACKTRACE, which the series
+turns into a Group 0 SGI (FIQ).  Every case runs the same kernel with the
+FIQ debugger on and off (irqchip.gicv2_fiq=0: mainline, IRQ IPI) in the
+same session.  The guest reports the roundup time itself: kgdb's pr_debug
+"All N CPUs in after U us" (dyndbg), read back with kdb's dmesg.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from qemu import GuestError
+
+LKDTM = "/sys/kernel/debug/provoke-crash/DIRECT"
+DYNDBG = 'dyndbg="file debug_core.c +p"'
+ROUNDUP = re.compile(r"KGDB: All (\d+) CPUs in after (\d+) us")
+TIMEOUT = "KGDB: Timed out waiting for secondary CPUs."
+
+
+def lock_cpus(g, stuck: list[int], shell_cpu: int) -> None:
+    """Pin the shell and unbound work to shell_cpu, then lock up every CPU
+    in stuck (HARDLOCKUP: IRQs masked, spinning).  The lock-ups are forked
+    together and start a second later: once one CPU spins with IRQs masked
+    anything that waits for it (an RCU grace period...) may hang."""
+    g.sh(f"taskset -p {1 << shell_cpu:x} $$ >/dev/null; "
+         f"echo {1 << shell_cpu:x} > /sys/devices/virtual/workqueue/cpumask")
+    cpus = " ".join(str(c) for c in stuck)
+    g.sh(f"for c in {cpus}; do taskset -c $c sh -c 'sleep 1; echo HARDLOCKUP > {LKDTM}' & done")
+    for _ in stuck:
+        g.expect("lkdtm: Performing direct entry HARDLOCKUP", 15)
+    time.sleep(0.5)
+
+
+def ticks_seen(g, seconds: float) -> list[int]:
+    """The ticker's counts printed in the next few seconds (at least two)."""
+    g.drain()
+    time.sleep(seconds)
+    ticks = [int(n) for n in re.findall(r"tick-(\d+)", g.drain())]
+    assert len(ticks) >= 2, ticks
+    return ticks
+
+
+def roundup_us(g) -> tuple[int, int]:
+    """(CPUs, microseconds) from kgdb's own report, via kdb's dmesg."""
+    m = ROUNDUP.findall(g.kdb("dmesg 20"))
+    assert m, "no roundup report in dmesg"
+    return int(m[-1][0]), int(m[-1][1])
+
+
+def stuck_cpus_in_btc(btc: str) -> set[int]:
+    """CPUs whose stack in btc shows lkdtm_HARDLOCKUP."""
+    cpus = set()
+    for block in btc.split("Stack traceback for pid")[1:]:
+        m = re.search(r"\nCPU: (\d+) ", block)
+        if m and "lkdtm_HARDLOCKUP" in block:
+            cpus.add(int(m.group(1)))
+    return cpus
+
+
+CASES = [
+    # board, smp, stuck CPUs, shell CPU; UART FIQ goes to CPU0
+    pytest.param("vexpress-a15", 2, [1], 0, id="smp2-cpu1-stuck"),
+    pytest.param("vexpress-a15", 2, [0], 1, id="smp2-cpu0-stuck-takes-the-uart-fiq"),
+    pytest.param("vexpress-a9", 4, [1, 2, 3], 0, id="smp4-all-but-cpu0-stuck"),
+    pytest.param("vexpress-a9", 4, [0, 1, 2], 3, id="smp4-cpu0-among-the-stuck"),
+]
+
+
+@pytest.mark.parametrize("board,smp,stuck,shell_cpu", CASES)
+def test_knock_captures_every_cpu(guest, figure, board, smp, stuck, shell_cpu):
+    g = guest(board, smp=smp, fiq=True, append=DYNDBG)
+    assert "SMP: backtrace and kgdb roundup IPI is an NMI" in g.sh("dmesg | grep -o 'SMP: backtrace.*'")
+    # a ticker on the shell's CPU: proof that the healthy CPUs run before
+    # the knock and again after go (ttyNMI0's output is synchronous; its
+    # input is drained by a timer that may sit on a stuck CPU)
+    g.sh(f"taskset -c {shell_cpu} sh -c 'i=0; while :; do echo tick-$i; i=$((i+1)); sleep 1; done' "
+         ">/dev/console &")
+    lock_cpus(g, stuck, shell_cpu)
+    before = ticks_seen(g, 3)
+    t0 = g.knock()
+    g.wait_kdb(timeout=5)
+    entry = time.monotonic() - t0
+    assert TIMEOUT not in g.kdb_entry_text
+    g.kdb_setup()
+    cpu = g.kdb("cpu")
+    assert f"Available cpus: 0-{smp - 1}" in cpu or "D" not in cpu.split("Available cpus:")[1], cpu
+    assert stuck_cpus_in_btc(g.kdb("btc")) == set(stuck)
+    n, us = roundup_us(g)
+    assert n == smp
+    figure(f"{board} smp{smp} CPUs {stuck} stuck: knock->kdb> (FIQ roundup)", f"{entry:.3f} s")
+    figure(f"{board} smp{smp} CPUs {stuck} stuck: roundup in guest (1 ms poll)", f"{us / 1000:.1f} ms")
+    assert us < 200_000, f"roundup took {us} us"
+    g.kdb_go()
+    after = ticks_seen(g, 3)
+    assert min(after) > max(before), (before, after)
+
+
+@pytest.mark.parametrize("board,smp", [("vexpress-a15", 2), ("vexpress-a9", 4)])
+def test_mainline_irq_roundup_times_out(guest, figure, board, smp):
+    """Same kernel, FIQ off: kgdb waits its second and loses the stuck CPUs."""
+    g = guest(board, smp=smp, append=DYNDBG)
+    assert "SMP: backtrace and kgdb roundup IPI is an IRQ" in g.sh("dmesg | grep -o 'SMP: backtrace.*'")
+    stuck = list(range(1, smp))
+    lock_cpus(g, stuck, 0)
+    g.sh_nowait("echo g > /proc/sysrq-trigger")
+    t = g.wait_kdb(timeout=15)
+    figure(f"{board} smp{smp} CPUs {stuck} stuck: sysrq-g->kdb> (IRQ roundup, FIQ off)",
+           f"{t:.3f} s")
+    assert TIMEOUT in g.kdb_entry_text
+    g.kdb_setup()
+    assert stuck_cpus_in_btc(g.kdb("btc")) == set()
+    assert not ROUNDUP.search(g.kdb("dmesg 20"))
+
+
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_sysrq_l_shows_the_stuck_cpu(guest, figure, fiq):
+    """sysrq-l asks every CPU for a backtrace by IPI_CPU_BACKTRACE: as an NMI
+    the stuck CPU answers; as an IRQ (FIQ off) it never does, and the
+    request gives up after 10 s.  (The stuck CPU's lines are logged from
+    NMI context and reach the console only when another CPU prints: read
+    them with dmesg.)"""
+    g = guest("vexpress-a15", smp=2, fiq=fiq)
+    lock_cpus(g, [1], 0)
+    t0 = time.monotonic()
+    g.sh("echo l > /proc/sysrq-trigger", timeout=30)
+    t = time.monotonic() - t0
+    answered = int(g.sh("dmesg | grep -c 'NMI backtrace for cpu 1'"))
+    pc = g.sh("dmesg | grep -o 'PC is at lkdtm_HARDLOCKUP'")
+    mode = "FIQ on" if fiq else "FIQ off"
+    figure(f"vexpress-a15 smp2 CPU1 stuck: sysrq-l returns ({mode})", f"{t:.3f} s")
+    if fiq:
+        assert answered == 1 and pc == "PC is at lkdtm_HARDLOCKUP"
+        assert t < 5
+    else:
+        assert answered == 0 and pc == ""
+        assert t >= 9
