@@ -4,7 +4,8 @@
 #   make check    tree + kernels + initramfs + the whole test suite (what CI runs)
 #
 # Other targets: deps tree kernel BOARD=... kernels kernel-armv7 kernel-armv5 initramfs
-#                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...]  export  bisect
+#                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...] [MACHINE_OPTS=...]
+#                export  bisect
 #                dtbs-check  clean
 SHELL := /bin/bash
 BOARD ?= vexpress-a15
@@ -15,6 +16,7 @@ PY := /usr/bin/python3
 FLAVOUR_vexpress-a15 := armv7
 FLAVOUR_vexpress-a9 := armv7
 FLAVOUR_versatilepb := armv5
+FLAVOUR_virt := armv7
 FLAVOURS := armv7 armv5
 
 .PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect dtbs-check clean \
@@ -51,7 +53,7 @@ demo: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
 	@$(PY) validation/demo.py --board $(BOARD)
 
 qemu: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
-	@$(PY) validation/run_qemu.py --board $(BOARD) --smp $(SMP) $(if $(filter 1,$(FIQ)),--fiq) --append "$(APPEND)"
+	@$(PY) validation/run_qemu.py --board $(BOARD) --smp $(SMP) $(if $(filter 1,$(FIQ)),--fiq) --append "$(APPEND)" $(if $(MACHINE_OPTS),--machine-opts "$(MACHINE_OPTS)")
 
 export:
 	@bash scripts/export-patches.sh
