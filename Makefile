@@ -6,7 +6,7 @@
 # Other targets: deps tree kernel BOARD=... kernels kernel-armv7 kernel-armv5 initramfs
 #                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...] [MACHINE_OPTS=...]
 #                export  bisect
-#                dtbs-check  clean
+#                dtbs-check  figures  cover-letter  clean
 SHELL := /bin/bash
 BOARD ?= vexpress-a15
 SMP ?= 1
@@ -19,7 +19,8 @@ FLAVOUR_versatilepb := armv5
 FLAVOUR_virt := armv7
 FLAVOURS := armv7 armv5
 
-.PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect dtbs-check clean \
+.PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect dtbs-check \
+	cover-letter figures clean \
 	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
 
 all: kernels initramfs
@@ -66,6 +67,16 @@ dtbs-check: tree
 bisect: tree
 	@bash scripts/bisect-check.sh armv7
 	@bash scripts/bisect-check.sh armv5
+
+# the figures of the last test run (build/figures.json)
+figures:
+	@$(PY) scripts/cover-letter.py
+
+# cover-letter.txt with the series, its diffstat and the last run's figures
+# filled in: build/cover-letter.txt (placeholders left are listed)
+cover-letter: tree
+	@$(PY) scripts/cover-letter.py cover-letter.txt > build/cover-letter.txt
+	@echo "cover-letter: build/cover-letter.txt"
 
 clean:
 	rm -rf build/out build/logs build/initramfs*
