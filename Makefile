@@ -4,8 +4,9 @@
 #   make check    tree + kernels + initramfs + the whole test suite (what CI runs)
 #
 # Other targets: deps tree kernel BOARD=... kernels kernel-armv7 kernel-armv5 initramfs
-#                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...]  export  bisect
-#                dtbs-check  clean
+#                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...] [MACHINE_OPTS=...]
+#                export  bisect
+#                dtbs-check  figures  cover-letter  clean
 SHELL := /bin/bash
 BOARD ?= vexpress-a15
 SMP ?= 1
@@ -15,9 +16,11 @@ PY := /usr/bin/python3
 FLAVOUR_vexpress-a15 := armv7
 FLAVOUR_vexpress-a9 := armv7
 FLAVOUR_versatilepb := armv5
+FLAVOUR_virt := armv7
 FLAVOURS := armv7 armv5
 
-.PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect dtbs-check clean \
+.PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect dtbs-check \
+	cover-letter figures clean \
 	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
 
 all: kernels initramfs
@@ -51,7 +54,7 @@ demo: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
 	@$(PY) validation/demo.py --board $(BOARD)
 
 qemu: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
-	@$(PY) validation/run_qemu.py --board $(BOARD) --smp $(SMP) $(if $(filter 1,$(FIQ)),--fiq) --append "$(APPEND)"
+	@$(PY) validation/run_qemu.py --board $(BOARD) --smp $(SMP) $(if $(filter 1,$(FIQ)),--fiq) --append "$(APPEND)" $(if $(MACHINE_OPTS),--machine-opts "$(MACHINE_OPTS)")
 
 export:
 	@bash scripts/export-patches.sh
@@ -64,6 +67,16 @@ dtbs-check: tree
 bisect: tree
 	@bash scripts/bisect-check.sh armv7
 	@bash scripts/bisect-check.sh armv5
+
+# the figures of the last test run (build/figures.json)
+figures:
+	@$(PY) scripts/cover-letter.py
+
+# cover-letter.txt with the series, its diffstat and the last run's figures
+# filled in: build/cover-letter.txt (placeholders left are listed)
+cover-letter: tree
+	@$(PY) scripts/cover-letter.py cover-letter.txt > build/cover-letter.txt
+	@echo "cover-letter: build/cover-letter.txt"
 
 clean:
 	rm -rf build/out build/logs build/initramfs*

@@ -37,6 +37,9 @@ if [ ! -d "$tree/.git" ]; then
 	GIT_AUTHOR_NAME="Debian linux-source-6.1" GIT_AUTHOR_EMAIL="debian-kernel@lists.debian.org" \
 		git -C "$tree.tmp" commit -q -m "Linux $(make -s -C "$tree.tmp" kernelversion) (Debian linux-source-6.1)"
 	git -C "$tree.tmp" tag pristine
+	# the series' author, for commits and Signed-off-by made in the tree
+	git -C "$tree.tmp" config user.name "FIQ debugger team"
+	git -C "$tree.tmp" config user.email "fiq-debugger@localhost"
 	mv "$tree.tmp" "$tree"
 fi
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import re
+import subprocess
 
 TOP = pathlib.Path(__file__).resolve().parent.parent
 BUILD = TOP / "build"
@@ -17,12 +19,35 @@ class Board:
     dtb: str
     memory: str = "256"
     max_smp: int = 1
+    qemu_dtb: bool = False  # the DTB is QEMU's own (virt), see qemu_dtb_path()
 
     def kernel(self) -> pathlib.Path:
         return BUILD / "out" / self.flavour / "arch/arm/boot/zImage"
 
     def dtb_path(self) -> pathlib.Path:
+        if self.qemu_dtb:
+            return self.qemu_dtb_path()
         return BUILD / "out" / self.flavour / "arch/arm/boot/dts" / self.dtb
+
+    def qemu_dtb_path(self, smp: int = 1, machine_opts: str = "") -> pathlib.Path:
+        """The DTB QEMU generates for this machine (-machine dumpdtb=),
+        packed: QEMU pads it to 1 MiB, and a 1 MiB -dtb stops the ARM
+        kernel before its first message.  Regenerated on every call (it
+        depends on the machine options, -m and -smp; a tenth of a second)."""
+        machine = self.machine + ("," + machine_opts if machine_opts else "")
+        tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{machine_opts}-smp{smp}").strip("-")
+        out = BUILD / "dtbs" / f"{self.name}-{tag}.dtb"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        raw = out.with_suffix(".raw.dtb")
+        cmd = ["qemu-system-arm", "-M", f"{machine},dumpdtb={raw}",
+               "-m", self.memory, "-smp", str(smp), "-display", "none"]
+        if self.cpu:
+            cmd += ["-cpu", self.cpu]
+        subprocess.run(cmd, check=True, capture_output=True)
+        subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dtb", "-o", str(out), str(raw)],
+                       check=True)
+        raw.unlink()
+        return out
 
     def initrd(self) -> pathlib.Path:
         return BUILD / f"initramfs-{self.flavour}.cpio.gz"
@@ -36,5 +61,10 @@ BOARDS = {
               "vexpress-v2p-ca9.dtb", max_smp=4),
         Board("versatilepb", "armv5", "versatilepb", None,
               "versatile-pb.dtb", memory="128"),
+        # QEMU virt, GICv2, its own DTB; with machine_opts="secure=on" the
+        # kernel boots Non-secure and the (absent) firmware owns FIQ: the
+        # TrustZone case.  highmem=off: the kernel has no LPAE.
+        Board("virt", "armv7", "virt,gic-version=2,highmem=off", "cortex-a15",
+              "virt.dtb", qemu_dtb=True),
     )
 }

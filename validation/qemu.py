@@ -45,7 +45,9 @@ def qemu_args_for(board: Board, smp: int = 1, append: str = "",
 
     cmdline replaces the FIQ on/off base command line; append adds to it.
     """
-    dtb = dtb or board.dtb_path()
+    if dtb is None:
+        dtb = (board.qemu_dtb_path(smp, machine_opts) if board.qemu_dtb
+               else board.dtb_path())
     base = cmdline if cmdline is not None else (CMDLINE_FIQ if fiq else CMDLINE_IRQ)
     for f in (board.kernel(), dtb, board.initrd()):
         if not f.exists():

@@ -1,0 +1,116 @@
+"""TrustZone: QEMU virt,secure=on boots the kernel Non-secure.
+
+On a TrustZone system the Secure firmware owns FIQ: the Non-secure kernel
+cannot put an interrupt in Group 0 (GICD_IGROUPR is RAZ/WI for it), so
+there is no FIQ to take.  QEMU's virt machine with secure=on and -kernel
+models that boot (EL3 present, kernel entered in Non-secure SVC, every
+interrupt put in Group 1 by QEMU's boot code).  The ARMv7 test kernel
+boots there as is ("Generic DT based system", QEMU's own DTB), no
+configuration change.
+
+What must happen: the GIC says once that FIQ is unavailable, ttyNMI0's
+request for the UART's NMI is refused (once), ttyNMI0 is not a console,
+the port stays with its driver and kgdboc enters kdb by IRQ exactly as
+mainline does; no oops.  Checked with QEMU's DTB and with one whose UART
+is marked GIC_FIQ_CAPABLE (a board whose DT says FIQ while its firmware
+keeps it).  The control: the same kernel and flagged DTB on virt with
+secure=off (the kernel owns the GIC) enters kdb by FIQ from a CPU stuck
+with IRQs masked, so the fallback is TrustZone's doing.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from boards import BOARDS
+from dtb_tweak import set_interrupt_flags
+from qemu import GuestError
+
+LKDTM = "/sys/kernel/debug/provoke-crash/DIRECT"
+GIC_FIQ_CAPABLE = 0x10000
+LEVEL_HIGH = 4
+VIRT_UART = "/pl011@9000000"
+# FIQ asked for (ttyNMI0), mainline console listed last as the fallback
+CMDLINE_TZ = "console=ttyNMI0 console=ttyAMA0 kgdboc=ttyAMA0"
+NO_GROUPS = "GIC: no interrupt groups (Non-secure or no Security Extensions): FIQ unavailable"
+
+
+def uart_fiq_capable_dtb(tmp_path, machine_opts: str):
+    board = BOARDS["virt"]
+    out = tmp_path / f"virt-{machine_opts.replace('=', '-')}-uart-fiq.dtb"
+    set_interrupt_flags(board.qemu_dtb_path(machine_opts=machine_opts), out,
+                        VIRT_UART, LEVEL_HIGH | GIC_FIQ_CAPABLE)
+    return out
+
+
+def kernel_log(g) -> str:
+    return g.sh("dmesg | sed 's/^\\[[ 0-9.]*\\] //'")
+
+
+@pytest.mark.parametrize("dt", ["qemu-dtb", "uart-fiq-capable"])
+def test_trustzone_fiq_unavailable_kgdboc_by_irq(guest, tmp_path, figure, dt):
+    dtb = uart_fiq_capable_dtb(tmp_path, "secure=on") if dt == "uart-fiq-capable" else None
+    g = guest("virt", machine_opts="secure=on", dtb=dtb, cmdline=CMDLINE_TZ)
+    log = kernel_log(g)
+    assert log.count(NO_GROUPS) == 1, log
+    assert "interrupt groups available" not in log, log
+    assert len(re.findall(r"GIC: IRQ\d+ cannot be an NMI: its GIC cannot signal FIQ", log)) == 1, log
+    assert len(re.findall(r"kgdb_nmi: IRQ\d+ cannot be an NMI \(-\d+\)", log)) == 1, log
+    assert not re.search(r"kgdb_nmi: IRQ\d+ is an NMI", log), log
+    assert "GIC: hwirq" not in log, log          # the flag itself is valid
+    for bad in ("Oops", "BUG:", "WARNING:", "Internal error", "Unable to handle"):
+        assert bad not in log, log
+    assert g.sh("cat /sys/class/tty/console/active") == "ttyAMA0"
+    irqs = g.sh("cat /proc/interrupts")
+    assert "uart-pl011" in irqs and "kgdb_nmi" not in irqs, irqs
+    # kgdboc by IRQ, as mainline: sysrq-g, bt, go, shell back
+    for i in range(2):
+        g.sh_nowait("echo g > /proc/sysrq-trigger")
+        t = g.wait_kdb(timeout=5)
+        assert "due to Keyboard Entry" in g.kdb_entry_text, g.kdb_entry_text
+        g.kdb_setup()
+        bt = g.kdb("bt")
+        assert "sysrq" in bt and "__fiq_svc" not in bt, bt
+        g.kdb_go()
+        assert g.sh(f"echo back-{i}") == f"back-{i}"
+    figure(f"virt,secure=on ({dt}) sysrq-g->kdb> by IRQ", f"{t:.3f} s")
+    assert "Oops" not in kernel_log(g)
+
+
+def test_trustzone_knock_cannot_reach_a_stuck_cpu(guest, tmp_path, figure):
+    """No hidden FIQ path: with FIQ owned by the firmware, a CPU spinning
+    with IRQs masked is out of reach (the mainline limitation); the knock
+    typed into the IRQ-driven port is never seen."""
+    g = guest("virt", machine_opts="secure=on", cmdline=CMDLINE_TZ,
+              dtb=uart_fiq_capable_dtb(tmp_path, "secure=on"))
+    g.sh_nowait(f"echo HARDLOCKUP > {LKDTM}")
+    g.expect("Performing direct entry HARDLOCKUP", 10)
+    with pytest.raises(GuestError):
+        g.sh("echo alive", timeout=1.5)
+    g.knock()
+    with pytest.raises(GuestError):
+        g.wait_kdb(timeout=10)
+    figure("virt,secure=on HARDLOCKUP knock->kdb>", "no entry in 10 s (FIQ owned by firmware)")
+
+
+def test_virt_owning_the_gic_enters_by_fiq(guest, tmp_path, figure):
+    """Control: same kernel, same flagged DTB, virt with secure=off (no
+    firmware, the kernel's GIC accesses are Secure): groups, NMI, and a
+    HARDLOCKUP entered by FIQ."""
+    g = guest("virt", fiq=True, dtb=uart_fiq_capable_dtb(tmp_path, ""))
+    log = kernel_log(g)
+    assert log.count("GIC: interrupt groups available: Group 1 as IRQ, Group 0 as FIQ") == 1, log
+    assert NO_GROUPS not in log, log
+    assert re.search(r"kgdb_nmi: IRQ\d+ is an NMI", log), log
+    g.sh_nowait(f"echo HARDLOCKUP > {LKDTM}")
+    g.expect("Performing direct entry HARDLOCKUP", 10)
+    with pytest.raises(GuestError):
+        g.sh("echo alive", timeout=1.5)
+    t0 = g.knock()
+    g.wait_kdb(timeout=2)
+    figure("virt,secure=off HARDLOCKUP knock->kdb> FIQ on", f"{time.monotonic() - t0:.3f} s")
+    g.kdb_setup()
+    bt = g.kdb("bt")
+    assert "lkdtm_HARDLOCKUP" in bt and "__fiq_svc" in bt, bt
