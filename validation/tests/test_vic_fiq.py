@@ -173,6 +173,24 @@ def test_bad_dt_warns_once_and_falls_back(guest, tmp_path, case):
     assert g.sh("echo ok") == "ok"
 
 
+def test_sic_line_cannot_be_nmi(guest):
+    """A line of the Versatile SIC (cascaded into VIC source 31) cannot be
+    a FIQ: with kgdboc on UART3 (SIC source 6) ttyNMI0's request_nmi()
+    fails cleanly, the kernel keeps ttyAMA0 and nothing becomes an NMI."""
+    g = guest(BOARD, cmdline="console=ttyNMI0 console=ttyAMA0 kgdboc=ttyAMA3")
+    log = g.sh("dmesg | sed 's/^\\[[ 0-9.]*\\] //'")
+    m = re.search(r"kgdb_nmi: IRQ(\d+) cannot be an NMI \(-22\)", log)
+    assert m, log[-3000:]
+    assert not NMI_LINE.search(log), log[-3000:]
+    for bad_word in BAD_WORDS:
+        assert bad_word not in log, log[-3000:]
+    assert g.sh("cat /sys/class/tty/console/active") == "ttyAMA0"
+    irqs = g.sh("cat /proc/interrupts")
+    assert "kgdb_nmi" not in irqs, irqs
+    assert re.search(r"VIC +12 .*uart-pl011$", irqs, re.M), irqs
+    assert g.sh("echo ok") == "ok"
+
+
 def test_kunit_vic_fiq(guest):
     """The irq-vic-fiq KUnit suite ran at boot and every case passed."""
     g = guest(BOARD)
