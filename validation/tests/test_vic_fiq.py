@@ -11,13 +11,14 @@ the NMI does not also keep it off the FIQ in QEMU.
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 
 import pytest
 
 from qemu import GuestError
 from dtb_tweak import set_vic_specifier
-from boards import BOARDS
+from boards import BOARDS, BUILD
 from fiq_helpers import BAD_WORDS, DEADLOCK, LKDTM, lock_up_and_knock, ttynmi0_roundtrip
 
 BOARD = "versatilepb"
@@ -188,6 +189,42 @@ def test_sic_line_cannot_be_nmi(guest):
     irqs = g.sh("cat /proc/interrupts")
     assert "kgdb_nmi" not in irqs, irqs
     assert re.search(r"VIC +12 .*uart-pl011$", irqs, re.M), irqs
+    assert g.sh("echo ok") == "ok"
+
+
+def pristine_versatile_pb_dtb(tmp_path):
+    """versatile-pb.dtb from the pristine tree: a one-cell VIC, no flag."""
+    tree = BUILD / "linux"
+    for name in ("versatile-ab.dts", "versatile-pb.dts"):
+        src = subprocess.run(["git", "-C", str(tree), "show", f"pristine:arch/arm/boot/dts/{name}"],
+                             capture_output=True, text=True, check=True).stdout
+        (tmp_path / name).write_text(src)
+    pre = tmp_path / "versatile-pb.dts.pre"
+    subprocess.run(["cpp", "-nostdinc", "-undef", "-D__DTS__", "-x", "assembler-with-cpp",
+                    "-P", "-o", str(pre), str(tmp_path / "versatile-pb.dts")], check=True)
+    dtb = tmp_path / "versatile-pb-pristine.dtb"
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-o", str(dtb), str(pre)], check=True)
+    return dtb
+
+
+def test_one_cell_dtb_boots_unchanged(guest, tmp_path):
+    """The pristine versatile-pb.dtb (VIC with one cell, no flag) boots the
+    patched kernel as before: no VIC warning, UART0 an IRQ, kgdboc by
+    sysrq-g.  Asked for ttyNMI0, the kernel refuses: the DT does not say
+    UART0 may be a FIQ."""
+    dtb = pristine_versatile_pb_dtb(tmp_path)
+    g = guest(BOARD, dtb=dtb, cmdline="console=ttyNMI0 console=ttyAMA0 kgdboc=ttyAMA0")
+    log = g.sh("dmesg | sed 's/^\\[[ 0-9.]*\\] //'")
+    assert not re.search(r"^VIC /", log, re.M), log[-3000:]
+    assert re.search(r"VIC: IRQ\d+ \(source 12\) cannot be an NMI: not VIC_FIQ_CAPABLE", log), log
+    for bad_word in BAD_WORDS:
+        assert bad_word not in log, log[-3000:]
+    assert g.sh("cat /sys/class/tty/console/active") == "ttyAMA0"
+    irqs = g.sh("cat /proc/interrupts")
+    assert re.search(r"VIC +12 .*uart-pl011$", irqs, re.M), irqs
+    g.sh_nowait("echo g > /proc/sysrq-trigger")
+    g.wait_kdb(timeout=5)
+    g.kdb_go()
     assert g.sh("echo ok") == "ok"
 
 
