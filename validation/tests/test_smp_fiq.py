@@ -94,7 +94,9 @@ def test_knock_captures_every_cpu(guest, figure, board, smp, stuck, shell_cpu):
     assert n == smp
     figure(f"{board} smp{smp} CPUs {stuck} stuck: knock->kdb> (FIQ roundup)", f"{entry:.3f} s")
     figure(f"{board} smp{smp} CPUs {stuck} stuck: roundup in guest (1 ms poll)", f"{us / 1000:.1f} ms")
-    assert us < 200_000, f"roundup took {us} us"
+    # kgdb gives up at 1 s; below that, the time is mostly how soon QEMU's
+    # host threads for the target vCPUs run (4 vCPUs on 2 host cores)
+    assert us < 1_000_000, f"roundup took {us} us"
     g.kdb_go()
     after = ticks_seen(g, 3)
     assert min(after) > max(before), (before, after)
