@@ -6,33 +6,18 @@ and records both figures.
 """
 from __future__ import annotations
 
-import hashlib
-import random
 import re
-import time
 
 import pytest
 
-from qemu import BUILD, GuestError
+from qemu import GuestError
 from dtb_tweak import set_map_flags, set_timer_flags
 from boards import BOARDS
 
-LKDTM = "/sys/kernel/debug/provoke-crash/DIRECT"
-DEADLOCK = "/sys/kernel/debug/fiq_test/deadlock"
+from scenarios import DEADLOCK, LKDTM, lock_up_and_knock, ttynmi0_roundtrip
+
 GIC_FIQ_CAPABLE = 0x10000
 LEVEL_HIGH = 4
-
-
-def lock_up_and_knock(g, trigger: str, marker: str, timeout: float) -> float:
-    """Lock the CPU with trigger, check the shell is dead, knock; return
-    the time from knock to kdb> (raises GuestError if kdb never comes)."""
-    g.sh_nowait(trigger)
-    g.expect(marker, 10)
-    with pytest.raises(GuestError):
-        g.sh("echo alive", timeout=1.5)
-    t0 = g.knock()
-    g.wait_kdb(timeout=timeout)
-    return time.monotonic() - t0
 
 
 @pytest.mark.parametrize("board,machine_opts", [
@@ -83,28 +68,6 @@ def test_sysrq_and_go_with_fiq_on(guest):
         assert g.sh(f"echo back-{i}") == f"back-{i}"
 
 
-def _ttynmi0_roundtrip(g, figure, nlines: int, chunk: int, delay: float) -> None:
-    assert g.sh("cat /sys/class/tty/console/active") == "ttyNMI0"
-    rnd = random.Random(1234)
-    lines = [f"{n:04d} " + "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789")
-                                   for _ in range(rnd.randint(0, 40)))
-             for n in range(nlines)]
-    text = "\n".join(lines) + "\n"
-    g.sh_nowait("cat > /tmp/in")
-    time.sleep(0.3)
-    t0 = time.monotonic()
-    g.send_paced(text, chunk=chunk, delay=delay)
-    time.sleep(0.5)
-    g.send("\x04")
-    figure(f"ttyNMI0 {nlines} lines in, {chunk} B every {delay * 1000:.0f} ms",
-           f"{time.monotonic() - t0:.2f} s, {len(text)} bytes")
-    assert g.sh("wc -l < /tmp/in", timeout=20) == str(nlines)
-    want = hashlib.md5(text.encode()).hexdigest()
-    assert g.sh("md5sum < /tmp/in").split()[0] == want
-    back = g.sh("cat /tmp/in", timeout=60)
-    assert back.split("\n") == lines
-
-
 def test_ttynmi0_carries_1000_lines_intact(guest, figure):
     """1000 random lines (25 KiB) typed into ttyNMI0, the shell's console fed
     from the FIQ handler, arrive intact and are
@@ -118,7 +81,7 @@ def test_ttynmi0_carries_1000_lines_intact(guest, figure):
     995 of 1000 lines while a kernel was building beside it).  That is
     kgdb_nmi's own sizing, not the FIQ path."""
     g = guest("vexpress-a15", fiq=True)
-    _ttynmi0_roundtrip(g, figure, 1000, chunk=32, delay=0.020)
+    ttynmi0_roundtrip(g, figure, 1000, chunk=32, delay=0.020)
 
 
 def test_no_groups_falls_back_to_irq(guest):

@@ -1,0 +1,161 @@
+"""Building blocks shared by the runtime tests: lock-ups, the ticker
+workload, the knock and kdb's reports, ttyNMI0 round trips.
+
+Each takes a booted Guest (qemu.py) and drives its console."""
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import time
+
+import pytest
+
+from qemu import KDB_PROMPT, GuestError
+
+MORE = re.compile(rb"more> ")
+
+LKDTM = "/sys/kernel/debug/provoke-crash/DIRECT"
+FIQ_TEST = "/sys/kernel/debug/fiq_test"
+DEADLOCK = f"{FIQ_TEST}/deadlock"
+DYNDBG = 'dyndbg="file debug_core.c +p"'
+ROUNDUP = re.compile(r"KGDB: All (\d+) CPUs in after (\d+) us")
+TIMEOUT = "KGDB: Timed out waiting for secondary CPUs."
+
+
+def lock_cpus(g, stuck: list[int], shell_cpu: int,
+              fault: str = f"echo HARDLOCKUP > {LKDTM}",
+              marker: str = "lkdtm: Performing direct entry HARDLOCKUP") -> None:
+    """Pin the shell and unbound work to shell_cpu, then run fault on every
+    CPU in stuck (default HARDLOCKUP: IRQs masked, spinning).  The faults
+    are forked together and start a second later: once one CPU spins with
+    IRQs masked anything that waits for it (an RCU grace period...) may
+    hang.  Waits for marker once per stuck CPU."""
+    pin_shell(g, shell_cpu)
+    cpus = " ".join(str(c) for c in stuck)
+    g.sh(f"for c in {cpus}; do taskset -c $c sh -c 'sleep 1; {fault}' & done")
+    for _ in stuck:
+        g.expect(marker, 15)
+    time.sleep(0.5)
+
+
+def pin_shell(g, cpu: int) -> None:
+    """The shell, its children and unbound workqueues on cpu only."""
+    g.sh(f"taskset -p {1 << cpu:x} $$ >/dev/null; "
+         f"echo {1 << cpu:x} > /sys/devices/virtual/workqueue/cpumask")
+
+
+def start_ticker(g, cpu: int | None = None, period: str = "1",
+                 tag: str = "tick") -> None:
+    """A workload that prints tag-<n> to the console every period seconds
+    (on cpu if given), in the background; stop_ticker() ends it."""
+    loop = f"i=0; while :; do echo {tag}-$i; i=$((i+1)); sleep {period}; done"
+    pin = f"taskset -c {cpu} " if cpu is not None else ""
+    g.sh(f"{pin}sh -c '{loop}' >/dev/console & echo $! > /tmp/{tag}.pid")
+
+
+def stop_ticker(g, tag: str = "tick") -> None:
+    g.sh(f"kill $(cat /tmp/{tag}.pid)")
+
+
+def ticks_in(text: str, tag: str = "tick") -> list[int]:
+    return [int(n) for n in re.findall(rf"{tag}-(\d+)", text)]
+
+
+def ticks_seen(g, seconds: float, tag: str = "tick") -> list[int]:
+    """The ticker's counts printed in the next few seconds (at least two)."""
+    g.drain()
+    time.sleep(seconds)
+    ticks = ticks_in(g.drain(), tag)
+    assert len(ticks) >= 2, ticks
+    return ticks
+
+
+def roundup_us(g) -> tuple[int, int]:
+    """(CPUs, microseconds) from kgdb's own report, via kdb's dmesg."""
+    m = ROUNDUP.findall(g.kdb("dmesg 20"))
+    assert m, "no roundup report in dmesg"
+    return int(m[-1][0]), int(m[-1][1])
+
+
+def btc_blocks(btc: str) -> dict[int, str]:
+    """kdb's btc output split per CPU: {cpu: its stack}."""
+    out: dict[int, str] = {}
+    for block in btc.split("Stack traceback for pid")[1:]:
+        m = re.search(r"\nCPU: (\d+) ", block)
+        if m:
+            out[int(m.group(1))] = out.get(int(m.group(1)), "") + block
+    return out
+
+
+def cpus_in_btc(btc: str, symbol: str) -> set[int]:
+    """CPUs whose stack in btc shows symbol."""
+    return {cpu for cpu, block in btc_blocks(btc).items() if symbol in block}
+
+
+def stuck_cpus_in_btc(btc: str) -> set[int]:
+    """CPUs whose stack in btc shows lkdtm_HARDLOCKUP."""
+    return cpus_in_btc(btc, "lkdtm_HARDLOCKUP")
+
+
+def lock_up_and_knock(g, trigger: str, marker: str, timeout: float) -> float:
+    """Lock the CPU with trigger, check the shell is dead, knock; return
+    the time from knock to kdb> (raises GuestError if kdb never comes)."""
+    g.sh_nowait(trigger)
+    g.expect(marker, 10)
+    with pytest.raises(GuestError):
+        g.sh("echo alive", timeout=1.5)
+    t0 = g.knock()
+    g.wait_kdb(timeout=timeout)
+    return time.monotonic() - t0
+
+
+def random_lines(nlines: int, seed: int = 1234) -> list[str]:
+    rnd = random.Random(seed)
+    return [f"{n:04d} " + "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789")
+                                  for _ in range(rnd.randint(0, 40)))
+            for n in range(nlines)]
+
+
+def ttynmi0_roundtrip(g, figure, nlines: int, chunk: int, delay: float,
+                      label: str = "", seed: int = 1234) -> None:
+    """Type nlines random lines into ttyNMI0's `cat > /tmp/in` paced at
+    chunk bytes every delay seconds; assert that every byte arrived (line
+    count, md5, and the lines echoed back)."""
+    assert g.sh("cat /sys/class/tty/console/active") == "ttyNMI0"
+    lines = random_lines(nlines, seed)
+    text = "\n".join(lines) + "\n"
+    g.sh_nowait("cat > /tmp/in")
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    g.send_paced(text, chunk=chunk, delay=delay)
+    time.sleep(0.5)
+    g.send("\x04")
+    figure(f"{label}ttyNMI0 {nlines} lines in, {chunk} B every {delay * 1000:.0f} ms",
+           f"{time.monotonic() - t0:.2f} s, {len(text)} bytes")
+    assert g.sh("wc -l < /tmp/in", timeout=20) == str(nlines)
+    want = hashlib.md5(text.encode()).hexdigest()
+    assert g.sh("md5sum < /tmp/in").split()[0] == want
+    back = g.sh("cat /tmp/in", timeout=60)
+    assert back.split("\n") == lines
+
+
+def wait_kdb_paged(g, timeout: float) -> float:
+    """Like g.wait_kdb(), for entries that print a report first (an oops):
+    kdb pages it (more>) before the first prompt; page through with Space.
+    Returns the time to the first more> or kdb>; g.kdb_entry_text holds
+    the whole entry text."""
+    t0 = time.monotonic()
+    text = ""
+    try:
+        i = g.p.expect([KDB_PROMPT, MORE], timeout=timeout)
+    except Exception as e:          # pexpect.TIMEOUT / EOF
+        raise GuestError(f"{g.name}: no kdb> within {timeout} s ({type(e).__name__})")
+    t = time.monotonic() - t0
+    text += g.p.before.decode(errors="replace")
+    while i == 1:
+        g.send(" ")
+        i = g.p.expect([KDB_PROMPT, MORE], timeout=30)
+        text += g.p.before.decode(errors="replace")
+    g.kdb_entry_text = text
+    return t
