@@ -11,13 +11,14 @@
  *	an interrupt storm on <cpu>: a level interrupt that nothing clears.
  *	GIC: an SPI no device drives (storm_spi=, default 47: free on the
  *	vexpress motherboard, A9 and A15 tiles), made pending by software
- *	(irq_set_irqchip_state(), i.e. GICD_ISPENDR) and re-pended by its
- *	handler, because QEMU's GIC, like the hardware, drops a software
- *	pending state when the interrupt is acknowledged.  VIC: source 1,
- *	the Versatile's software interrupt, raised by VICSoftInt and never
- *	cleared (VICSoftIntClear is never written): a level that stays high.
- *	The handler spends 50 us per interrupt, so a sample of the stuck CPU
- *	lands in it.
+ *	(irq_set_irqchip_state(), i.e. GICD_ISPENDR).  VIC: source 1, the
+ *	Versatile's software interrupt line, raised through VICSoftInt.
+ *	Both are software latches that the interrupt's acknowledgement drops
+ *	(GIC: reading GICC_IAR; VIC: irq-vic.c's ack writes VICSoftIntClear),
+ *	so the handler raises the line again before returning: from the
+ *	CPU's point of view a level interrupt that nothing clears.  The
+ *	handler spends 1 ms per interrupt (a slow device's handler), so a
+ *	sample of the stuck CPU most likely lands in it.
  *
  *   echo <cpu> > irq_oops
  *	the same interrupt, once, with a handler that dereferences NULL: an
@@ -127,7 +128,7 @@ static int fiq_test_map_irq(void)
 	return irq ? irq : -EINVAL;
 }
 
-/* make the line pending; the GIC handler calls it again (see above) */
+/* make the line pending; the storm handler calls it again (see above) */
 static void fiq_test_raise(void)
 {
 	if (vic_base)
@@ -138,11 +139,18 @@ static void fiq_test_raise(void)
 
 static noinline irqreturn_t fiq_test_storm_irq(int irq, void *dev)
 {
+	u64 end = ktime_get_ns() + NSEC_PER_MSEC;
+
 	if (atomic_inc_return(&storm_count) == 1)
 		pr_info("fiq_test: IRQ storm on CPU%d\n", smp_processor_id());
-	udelay(50);
-	if (!vic_base)
-		fiq_test_raise();
+	/*
+	 * Not mdelay(): without a timer-based delay (Cortex-A9 vexpress) it
+	 * spins in arch/arm/lib/delay-loop.S, which has no unwind tables, and
+	 * a backtrace taken there stops before reaching this handler.
+	 */
+	while (ktime_get_ns() < end)
+		cpu_relax();
+	fiq_test_raise();
 	return IRQ_HANDLED;
 }
 

@@ -82,25 +82,39 @@ def vic_fiq_in_series() -> bool:
     return False
 
 
-# Mainline (FIQ off) as expected from how 6.1 works, per (setup kind, fault):
-# (entered, culprit named).  UP: the faulting CPU takes the UART's IRQ;
-# SMP: it does not, and kgdb's IRQ roundup reaches it only if it takes IRQs.
-MAINLINE = {
-    # IRQs masked on the UART's CPU: BREAK is never read
-    ("up", "hardlockup"): (False, False),
-    ("up", "deadlock"): (False, False),
-    # IRQs masked on another CPU: entered, the roundup times out without it
-    ("smp", "hardlockup"): (True, False),
-    ("smp", "deadlock"): (True, False),
-    # IRQs on: sysrq-g interrupts the spinning task
-    ("up", "softlockup"): (True, True),
-    ("smp", "softlockup"): (True, True),
-    # kgdboc catches panics and oopses by itself
-    ("up", "panic"): (True, True),
-    ("smp", "panic"): (True, True),
-    ("up", "irq-oops"): (True, True),
-    ("smp", "irq-oops"): (True, True),
-}
+# Mainline (FIQ off) as expected from how 6.1 works, per (setup kind,
+# fault): (entered, culprit named).  gic-up/vic-up: the faulting CPU takes
+# the UART's IRQ; gic-smp: it does not, and kgdb's IRQ roundup reaches it
+# only if it takes IRQs.
+MAINLINE = {}
+for kind in ("gic-up", "vic-up", "gic-smp"):
+    up = kind != "gic-smp"
+    MAINLINE.update({
+        # IRQs masked: on the UART's CPU BREAK is never read; on another CPU
+        # kdb is entered, but the roundup times out without the stuck CPU
+        (kind, "hardlockup"): (not up, False),
+        (kind, "deadlock"): (not up, False),
+        # IRQs on: sysrq-g interrupts the spinning task
+        (kind, "softlockup"): (True, True),
+        # kgdboc catches panics and oopses by itself
+        (kind, "panic"): (True, True),
+        (kind, "irq-oops"): (True, True),
+    })
+# The storm: the GIC serves the lowest pending ID first among equal
+# priorities, and the UART (SPI 5) is below the storm's SPI 47, so the
+# UART's IRQ still gets in between two storm interrupts (and the roundup
+# SGI on SMP): kdb is entered, but from the UART's (or the IPI's) own
+# interrupt, with the storm handler not on any stack.  The VIC's handler
+# loops on the lowest pending source, the storm's 1 before the UART's 12:
+# the UART is never served.
+MAINLINE[("gic-up", "irq-storm")] = (True, False)
+MAINLINE[("gic-smp", "irq-storm")] = (True, False)
+MAINLINE[("vic-up", "irq-storm")] = (False, False)
+
+
+def kind(board: str, smp: int) -> str:
+    return ("vic" if board == "versatilepb" else "gic") + ("-up" if smp == 1 else "-smp")
+
 
 CELLS = [pytest.param(setup, mode, fault, id=f"{setup}-{mode}-{fault}")
          for setup in SETUPS for mode in ("on", "off") for fault in FAULTS]
@@ -138,18 +152,30 @@ def test_fault_cell(guest, figure, matrix_cell, setup, mode, fault):
         entered = True
     except GuestError:
         entered = False
-    named, timed_out, where = False, False, []
-    if entered:
+    named, timed_out, where, attempts = False, False, [], 0
+    while entered:
+        attempts += 1
         timed_out = TIMEOUT in g.kdb_entry_text
         g.kdb_setup()
         blocks = btc_blocks(g.kdb("btc", timeout=60))
         where = sorted(c for c, b in blocks.items() if culprit in b)
         named = cpu in where
+        # a storm's CPU is sampled where it happens to be: in the handler
+        # (1 ms of each interrupt) or in the entry/exit code around it;
+        # look again, as a user would, up to three times
+        if named or fault != "irq-storm" or attempts == 3:
+            break
+        g.kdb_go()
+        time.sleep(0.5)
+        g.knock() if fiq else g.send_break("g")
+        wait_kdb_paged(g, timeout=waited)
     matrix_cell(setup=setup, mode=mode, fault=fault, entered=entered, how=how,
                 time=round(t, 3) if entered else None, waited=waited,
-                culprit=named, culprit_cpus=where, roundup_timed_out=timed_out)
+                culprit=named, culprit_cpus=where, roundup_timed_out=timed_out,
+                attempts=attempts)
     figure(f"matrix {setup} FIQ {mode} {fault}: {how}->kdb>",
            (f"{t:.3f} s, culprit {'named' if named else 'NOT named'}"
+            + (f" (entries: {attempts})" if attempts > 1 else "")
             + (", roundup timed out" if timed_out else ""))
            if entered else f"no entry in {waited} s")
     if fiq:
@@ -157,6 +183,5 @@ def test_fault_cell(guest, figure, matrix_cell, setup, mode, fault):
         assert named, f"FIQ on: btc does not show {culprit} on CPU{cpu} (found on {where})"
         assert not timed_out
     else:
-        want = MAINLINE.get(("up" if smp == 1 else "smp", fault))
-        if want is not None:
-            assert (entered, named) == want, f"FIQ off: expected (entered, named) {want}"
+        want = MAINLINE[(kind(board, smp), fault)]
+        assert (entered, named) == want, f"FIQ off: expected (entered, named) {want}"
