@@ -49,13 +49,17 @@ def start_ticker(g, cpu: int | None = None, period: str = "1",
                  tag: str = "tick") -> None:
     """A workload that prints tag-<n> to the console every period seconds
     (on cpu if given), in the background; stop_ticker() ends it."""
-    loop = f"i=0; while :; do echo {tag}-$i; i=$((i+1)); sleep {period}; done"
+    loop = (f"i=0; while [ ! -e /tmp/{tag}.stop ]; do echo {tag}-$i; i=$((i+1)); "
+            f"sleep {period}; done")
     pin = f"taskset -c {cpu} " if cpu is not None else ""
-    g.sh(f"{pin}sh -c '{loop}' >/dev/console & echo $! > /tmp/{tag}.pid")
+    g.sh(f"{pin}sh -c '{loop}' >/dev/console &")
 
 
 def stop_ticker(g, tag: str = "tick") -> None:
-    g.sh(f"kill $(cat /tmp/{tag}.pid)")
+    """Ask the ticker to stop (a file it checks: killing a job of this
+    initramfs shell, PID 1, makes the shell exit) and wait until it has."""
+    g.sh(f"touch /tmp/{tag}.stop; while pidof sh >/dev/null && "
+         f"ps | grep -q '[{tag[0]}]{tag[1:]}.stop'; do sleep 0.1; done")
 
 
 def ticks_in(text: str, tag: str = "tick") -> list[int]:
