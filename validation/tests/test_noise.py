@@ -62,12 +62,13 @@ def test_noise_never_enters(guest, figure, fiq):
     out = g.send_paced(data, chunk=128, delay=0.010, stall=10)
     time.sleep(1)
     out += g.drain()
-    # the end marker, on a line of its own; resent if dropped (the guest
-    # may still be working through its backlog: wait generously)
+    # the end marker, on a line of its own; resent if dropped.  grep exits
+    # at the marker, tee on its next write after that (SIGPIPE): one more
+    # newline a moment later ends the pipeline
     for _ in range(3):
-        out += g.send_paced(f"\n{END}\n\n\n", chunk=8, delay=0.05)
-        if "noise-done" in out:
-            break
+        out += g.send_paced(f"\n{END}\n", chunk=8, delay=0.05)
+        time.sleep(2)
+        g.send("\n")
         try:
             out += g.expect("noise-done", 30).decode(errors="replace")
             break
