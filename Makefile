@@ -69,7 +69,7 @@ qemu: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
 export:
 	@bash scripts/export-patches.sh
 
-# dtbs_check of the touched DTBs, pristine vs patched (about 6 min)
+# dtbs_check of the touched DTBs (armv7 and armv5), pristine vs patched (about 8 min)
 dtbs-check: tree
 	@bash scripts/dtbs-check.sh
 

@@ -9,8 +9,11 @@ validator, looked up by compatible in VALIDATORS, then checks the specifier.
 
 GIC_FIQ_CAPABLE (bit 16 of the GIC flags cell, see
 Documentation/devicetree/bindings/interrupt-controller/arm,gic.yaml) is only
-valid on SPIs of a GIC that is not cascaded.  A controller without a
-validator has no FIQ: the flag in its flags cell is an error.
+valid on SPIs of a GIC that is not cascaded.  VIC_FIQ_CAPABLE (bit 16 of the
+optional second cell of a PL190/PL192 VIC specifier, see arm,vic.yaml) is
+only valid on a VIC that is not cascaded, for a source below 32 that does
+not feed another interrupt controller.  A controller without a validator
+has no FIQ: the flag in its flags cell is an error.
 
 Errors:  <dtb>: <node path>: <property>[<index>]: <reason>
 Summary: <dtb>: <n> FIQ-capable specifier(s), <m> checked, <u> unresolved
@@ -43,6 +46,12 @@ GIC_COMPATIBLES = (
     "nvidia,tegra210-agic", "nvidia,tegra234-agic", "qcom,msm-8660-qgic",
     "qcom,msm-qgic2",
 )
+
+# arm,vic.yaml: <source> or <source flags>, VIC_FIQ_CAPABLE the only flag.
+VIC_FIQ_CAPABLE = 1 << 16
+VIC_FLAGS_KNOWN = VIC_FIQ_CAPABLE
+VIC_SOURCES = 32
+VIC_COMPATIBLES = ("arm,pl190-vic", "arm,pl192-vic", "arm,versatile-vic")
 
 MAX_HOPS = 16  # interrupt-parent / interrupt-map hops before giving up
 
@@ -239,6 +248,34 @@ class Verdict(NamedTuple):
 Validator = Callable[[Tree, Node, list[int]], Verdict]
 
 
+def cascade_inputs(tree: Tree, ctrl: Node) -> set[int]:
+    """Sources of ctrl that feed another interrupt controller (a cascade):
+    the first cell of each controller's own interrupt that resolves to
+    ctrl."""
+    sources: set[int] = set()
+    for node in tree.nodes:
+        if node is ctrl or "interrupt-controller" not in node.props:
+            continue
+        specs: list[Resolved | str] = []
+        if "interrupts-extended" in node.props:
+            ext = node.cells("interrupts-extended") or []
+            par = tree.phandle(ext[0]) if ext else None
+            n = par.u32("#interrupt-cells") if par is not None else None
+            if par is not None and n:
+                specs.append(resolve(tree, par, ext[1:1 + n], node.cells("reg"), None))
+        elif "interrupts" in node.props:
+            par = find_parent(tree, node)
+            n = par.u32("#interrupt-cells") if par is not None else None
+            if par is not None and n:
+                ints = node.cells("interrupts") or []
+                specs += [resolve(tree, par, ints[i:i + n], node.cells("reg"), None)
+                          for i in range(0, len(ints) - n + 1, n)]
+        for res in specs:
+            if isinstance(res, Resolved) and res.controller is ctrl and res.spec:
+                sources.add(res.spec[0])
+    return sources
+
+
 def validate_gic(tree: Tree, gic: Node, spec: list[int]) -> Verdict:
     if len(spec) != 3:
         return Verdict(False, [f"GIC {gic.path} specifier has {len(spec)} cells, not 3"])
@@ -260,6 +297,29 @@ def validate_gic(tree: Tree, gic: Node, spec: list[int]) -> Verdict:
     return Verdict(fiq and not errors, errors)
 
 
+def validate_vic(tree: Tree, vic: Node, spec: list[int]) -> Verdict:
+    if len(spec) not in (1, 2):
+        return Verdict(False, [f"VIC {vic.path} specifier has {len(spec)} cells, not 1 or 2"])
+    source = spec[0]
+    flags = spec[1] if len(spec) == 2 else 0
+    text = f"VIC {vic.path}: <{' '.join([str(source)] + ([f'{flags:#x}'] if len(spec) == 2 else []))}>"
+    errors: list[str] = []
+    if source >= VIC_SOURCES:
+        errors.append(f"source {source} out of range, a VIC has {VIC_SOURCES} ({text})")
+    if flags & ~VIC_FLAGS_KNOWN:
+        errors.append(f"unknown bits {flags & ~VIC_FLAGS_KNOWN:#x} in flags cell ({text})")
+    fiq = bool(flags & VIC_FIQ_CAPABLE)
+    if fiq:
+        upstream = own_interrupt_controller(tree, vic)
+        if upstream is not None and upstream is not vic:
+            errors.append(f"VIC_FIQ_CAPABLE on a cascaded VIC, no FIQ path to a CPU "
+                          f"({text}, cascaded into {upstream.path})")
+        if source in cascade_inputs(tree, vic):
+            errors.append(f"VIC_FIQ_CAPABLE on a cascade input, an interrupt controller "
+                          f"is not a FIQ ({text})")
+    return Verdict(fiq and not errors, errors)
+
+
 def validate_no_fiq(tree: Tree, ctrl: Node, spec: list[int]) -> Verdict:
     """Default for controllers without a validator: by the irq.h convention
     the flags are in the last cell when there are two cells or more."""
@@ -271,9 +331,9 @@ def validate_no_fiq(tree: Tree, ctrl: Node, spec: list[int]) -> Verdict:
 
 
 # Controller compatible -> validator.  A controller matches on its first
-# compatible found here; anything else gets validate_no_fiq.  Hook for
-# e.g. VALIDATORS["arm,pl192-vic"] = validate_vic.
+# compatible found here; anything else gets validate_no_fiq.
 VALIDATORS: dict[str, Validator] = {c: validate_gic for c in GIC_COMPATIBLES}
+VALIDATORS.update({c: validate_vic for c in VIC_COMPATIBLES})
 
 
 def validator_for(ctrl: Node) -> Validator:

@@ -28,7 +28,7 @@ def main() -> int:
     g = Guest(a.board, name=f"demo-{a.board}", fiq=True)
     try:
         g.wait_shell()
-        print(g.sh("dmesg | grep -E 'GIC: |kgdb|NMI' | sed 's/^\\[[ 0-9.]*\\] //'"))
+        print(g.sh("dmesg | grep -E 'GIC: |VIC|kgdb|NMI' | sed 's/^\\[[ 0-9.]*\\] //'"))
         say("a driver takes its spin_lock_irq() twice: the CPU spins with IRQs masked")
         g.sh_nowait("echo 1 > /sys/kernel/debug/fiq_test/deadlock")
         g.expect("fiq_test: taking fiq_test_lock twice", 10)

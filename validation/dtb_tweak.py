@@ -72,3 +72,15 @@ def set_interrupt_flags(dtb: pathlib.Path, out: pathlib.Path, path: str,
         cells[0] = type_cell
     fdt.setprop(off, "interrupts", _pack(cells))
     out.write_bytes(bytes(fdt.as_bytearray()))
+
+
+def set_vic_specifier(dtb: pathlib.Path, out: pathlib.Path, path: str,
+                      source: int, flags: int) -> None:
+    """Rewrite the (two-cell) VIC specifier of the node at path."""
+    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
+    off = fdt.path_offset(path)
+    cells = _cells(bytes(fdt.getprop(off, "interrupts")))
+    if len(cells) != 2:
+        raise ValueError(f"{dtb}: {path}: interrupts is not one VIC specifier of 2 cells")
+    fdt.setprop(off, "interrupts", _pack([source, flags]))
+    out.write_bytes(bytes(fdt.as_bytearray()))

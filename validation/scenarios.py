@@ -1,23 +1,22 @@
-"""Building blocks shared by the runtime tests: lock-ups, the ticker
-workload, the knock and kdb's reports, ttyNMI0 round trips.
+"""Building blocks of the SMP, matrix, noise, soak and overhead tests:
+lock-ups on chosen CPUs, the ticker workload, kdb's reports (btc per CPU,
+kgdb's roundup time), paged kdb entries.  The steps every interrupt
+controller's tests share (lock up and knock, the ttyNMI0 round trip) are
+in fiq_helpers.py.
 
 Each takes a booted Guest (qemu.py) and drives its console."""
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 import time
 
-import pytest
-
+from fiq_helpers import LKDTM
 from qemu import KDB_PROMPT, GuestError
 
 MORE = re.compile(rb"more> ")
 
-LKDTM = "/sys/kernel/debug/provoke-crash/DIRECT"
 FIQ_TEST = "/sys/kernel/debug/fiq_test"
-DEADLOCK = f"{FIQ_TEST}/deadlock"
 DYNDBG = 'dyndbg="file debug_core.c +p"'
 ROUNDUP = re.compile(r"KGDB: All (\d+) CPUs in after (\d+) us")
 TIMEOUT = "KGDB: Timed out waiting for secondary CPUs."
@@ -102,46 +101,11 @@ def stuck_cpus_in_btc(btc: str) -> set[int]:
     return cpus_in_btc(btc, "lkdtm_HARDLOCKUP")
 
 
-def lock_up_and_knock(g, trigger: str, marker: str, timeout: float) -> float:
-    """Lock the CPU with trigger, check the shell is dead, knock; return
-    the time from knock to kdb> (raises GuestError if kdb never comes)."""
-    g.sh_nowait(trigger)
-    g.expect(marker, 10)
-    with pytest.raises(GuestError):
-        g.sh("echo alive", timeout=1.5)
-    t0 = g.knock()
-    g.wait_kdb(timeout=timeout)
-    return time.monotonic() - t0
-
-
 def random_lines(nlines: int, seed: int = 1234) -> list[str]:
     rnd = random.Random(seed)
     return [f"{n:04d} " + "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789")
                                   for _ in range(rnd.randint(0, 40)))
             for n in range(nlines)]
-
-
-def ttynmi0_roundtrip(g, figure, nlines: int, chunk: int, delay: float,
-                      label: str = "", seed: int = 1234) -> None:
-    """Type nlines random lines into ttyNMI0's `cat > /tmp/in` paced at
-    chunk bytes every delay seconds; assert that every byte arrived (line
-    count, md5, and the lines echoed back)."""
-    assert g.sh("cat /sys/class/tty/console/active") == "ttyNMI0"
-    lines = random_lines(nlines, seed)
-    text = "\n".join(lines) + "\n"
-    g.sh_nowait("cat > /tmp/in")
-    time.sleep(0.3)
-    t0 = time.monotonic()
-    g.send_paced(text, chunk=chunk, delay=delay)
-    time.sleep(0.5)
-    g.send("\x04")
-    figure(f"{label}ttyNMI0 {nlines} lines in, {chunk} B every {delay * 1000:.0f} ms",
-           f"{time.monotonic() - t0:.2f} s, {len(text)} bytes")
-    assert g.sh("wc -l < /tmp/in", timeout=20) == str(nlines)
-    want = hashlib.md5(text.encode()).hexdigest()
-    assert g.sh("md5sum < /tmp/in").split()[0] == want
-    back = g.sh("cat /tmp/in", timeout=60)
-    assert back.split("\n") == lines
 
 
 def wait_kdb_paged(g, timeout: float) -> float:

@@ -24,11 +24,20 @@ def git(*args: str) -> str:
                           capture_output=True, text=True).stdout
 
 
-def test_series_touches_only_kgdb_rst_in_the_guides():
+KPARAMS = "Documentation/admin-guide/kernel-parameters.txt"
+
+
+def test_series_touches_only_kgdb_rst_and_kernel_parameters_in_the_guides():
     changed = git("diff", "--name-only", "pristine", "HEAD", "--", "Documentation/",
                   ":!Documentation/devicetree/").split()
-    assert changed == [KGDB_RST], changed
+    assert sorted(changed) == sorted([KGDB_RST, KPARAMS]), changed
     assert "Entering kdb by FIQ on 32-bit ARM" in (TREE / KGDB_RST).read_text()
+    # the one new boot parameter is documented, and nothing else changed there
+    diff = git("diff", "pristine", "HEAD", "--", KPARAMS)
+    added = [l[1:] for l in diff.splitlines() if l.startswith("+") and not l.startswith("+++")]
+    removed = [l for l in diff.splitlines() if l.startswith("-") and not l.startswith("---")]
+    assert not removed and added[0].strip() == "irqchip.gicv2_fiq=", diff
+    assert "irqchip.gicv2_fiq=0" in (TREE / KGDB_RST).read_text()
 
 
 def test_rst_lint_kgdb_rst(tmp_path):

@@ -198,3 +198,111 @@ def test_schema_rejects_fiq_flag_on_gic_own_interrupt(tmp_path: pathlib.Path) ->
             assert SCHEMA_ERROR in messages, messages
         else:
             assert messages.strip() == "", messages
+
+
+# --- PL190/PL192 VIC (arm,vic.yaml): VIC_FIQ_CAPABLE in the flags cell ---
+
+def test_good_vic_specifiers_are_counted(tmp_path: pathlib.Path) -> None:
+    """One and two cells, interrupts and interrupts-extended, a one-cell VIC
+    beside a two-cell one, a SIC line: valid, two FIQ-capable."""
+    dtb, res = check_fixture("good-vic", tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert errors_of(res) == []
+    assert summary_of(res, dtb) == {"fiq": 2, "checked": 6, "unresolved": 0}
+
+
+def test_bad_vic_specifiers_rejected(tmp_path: pathlib.Path) -> None:
+    dtb, res = check_fixture("bad-vic", tmp_path)
+    assert res.returncode == 1
+    vic = "VIC /interrupt-controller@10140000"
+    assert errors_of(res) == [
+        f"{dtb}: /serial@101f1000: interrupts[0]: unknown bits 0x20000 in flags cell "
+        f"({vic}: <12 0x30000>)",
+        f"{dtb}: /serial@101f2000: interrupts[0]: source 44 out of range, a VIC has 32 "
+        f"({vic}: <44 0x10000>)",
+        f"{dtb}: /serial@101f3000: interrupts[0]: VIC_FIQ_CAPABLE on a cascaded VIC, no FIQ "
+        "path to a CPU (VIC /interrupt-controller@10160000: <5 0x10000>, cascaded into "
+        "/interrupt-controller@10140000)",
+        f"{dtb}: /cascade: interrupt-map[0]: VIC_FIQ_CAPABLE on a cascade input, an interrupt "
+        f"controller is not a FIQ ({vic}: <31 0x10000>)",
+    ]
+    assert summary_of(res, dtb)["fiq"] == 0
+
+
+def test_vic_flag_on_sic_cascade_line_rejected(tmp_path: pathlib.Path) -> None:
+    """The SIC's own interrupt (VIC source 31) carrying the flag."""
+    src = (FIXTURES / "vic-base.dtsi").read_text().replace(
+        "interrupts = <31 0>;", "interrupts = <31 0x10000>;")
+    assert "<31 0x10000>" in src
+    (tmp_path / "vic-base.dtsi").write_text(src)
+    (tmp_path / "t.dts").write_text('/dts-v1/;\n/include/ "vic-base.dtsi"\n')
+    dtb = tmp_path / "t.dtb"
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-i", str(tmp_path), "-o", str(dtb),
+                    str(tmp_path / "t.dts")], check=True)
+    res = run_checker(dtb)
+    assert res.returncode == 1
+    assert errors_of(res) == [
+        f"{dtb}: /interrupt-controller@10003000: interrupts[0]: VIC_FIQ_CAPABLE on a cascade "
+        "input, an interrupt controller is not a FIQ (VIC /interrupt-controller@10140000: "
+        "<31 0x10000>)"]
+
+
+def test_one_cell_vic_flag_is_not_possible(tmp_path: pathlib.Path) -> None:
+    """A VIC with one cell has no flags: its specifiers are never FIQ and
+    never an error, and a source out of range is still caught."""
+    src = (FIXTURES / "vic-base.dtsi").read_text()
+    src = src.replace("#interrupt-cells = <2>;", "#interrupt-cells = <1>;")
+    src = src.replace("<31 0>", "<31>").replace("<4 0>", "<40>")
+    (tmp_path / "vic-base.dtsi").write_text(src)
+    (tmp_path / "t.dts").write_text('/dts-v1/;\n/include/ "vic-base.dtsi"\n')
+    dtb = tmp_path / "t.dtb"
+    subprocess.run(["dtc", "-q", "-I", "dts", "-O", "dtb", "-i", str(tmp_path), "-o", str(dtb),
+                    str(tmp_path / "t.dts")], check=True)
+    res = run_checker(dtb)
+    assert res.returncode == 1
+    assert errors_of(res) == [
+        f"{dtb}: /timer@101e2000: interrupts[0]: source 40 out of range, a VIC has 32 "
+        "(VIC /interrupt-controller@10140000: <40>)"]
+    assert summary_of(res, dtb) == {"fiq": 0, "checked": 2, "unresolved": 0}
+
+
+ARMV5_DTBS = ROOT / "build" / "out" / "armv5" / "arch" / "arm" / "boot" / "dts"
+
+
+def test_built_armv5_dtbs_pass() -> None:
+    dtbs = sorted(ARMV5_DTBS.glob("*.dtb")) if ARMV5_DTBS.is_dir() else []
+    if not dtbs:
+        pytest.skip(f"no dtbs in {ARMV5_DTBS}")
+    res = run_checker(*dtbs)
+    assert res.returncode == 0, res.stdout + res.stderr
+    for dtb in dtbs:
+        assert summary_of(res, dtb)["checked"] > 0
+
+
+@pytest.mark.skipif(not all(shutil.which(t) for t in
+                            ("dt-doc-validate", "dt-mk-schema", "dt-extract-example",
+                             "dt-validate", "dtc", "cpp")),
+                    reason="dt-schema tools, dtc or cpp missing")
+def test_vic_schema_takes_one_or_two_cells(tmp_path: pathlib.Path) -> None:
+    """arm,vic.yaml: its examples (one-cell, two-cell with VIC_FIQ_CAPABLE,
+    cascaded) pass; three cells do not."""
+    tree = ROOT / "build" / "linux"
+    header = tree / "include/dt-bindings/interrupt-controller/arm-vic.h"
+    if not header.is_file() or "VIC_FIQ_CAPABLE" not in header.read_text():
+        pytest.skip("no kernel tree with the VIC_FIQ_CAPABLE binding patch")
+    source = (tree / "Documentation/devicetree/bindings/interrupt-controller/arm,vic.yaml").read_text()
+    fiq_example = "#interrupt-cells = <2>;\n      reg = <0x10140000 0x1000>;"
+    assert source.count(fiq_example) == 1 and "<12 VIC_FIQ_CAPABLE>" in source
+    bad_text = source.replace(fiq_example, fiq_example.replace("<2>", "<3>"))
+    for name, text, bad in (("good", source, False), ("bad", bad_text, True)):
+        work = tmp_path / name
+        work.mkdir()
+        yaml = work / "schemas" / "interrupt-controller" / "arm,vic.yaml"
+        yaml.parent.mkdir(parents=True)
+        yaml.write_text(text)
+        messages = binding_check(tree, yaml, work)
+        if bad:
+            assert "interrupt-controller@10140000: #interrupt-cells:0:0: 3 is not one of [1, 2]" \
+                in messages, messages
+        else:
+            assert messages.strip() == "", messages

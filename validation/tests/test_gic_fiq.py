@@ -13,8 +13,8 @@ import pytest
 from qemu import GuestError
 from dtb_tweak import set_map_flags, set_timer_flags
 from boards import BOARDS
+from fiq_helpers import DEADLOCK, LKDTM, lock_up_and_knock, ttynmi0_roundtrip
 
-from scenarios import DEADLOCK, LKDTM, lock_up_and_knock, ttynmi0_roundtrip
 
 GIC_FIQ_CAPABLE = 0x10000
 LEVEL_HIGH = 4
@@ -134,3 +134,17 @@ def test_kunit_gic_fiq(guest):
     assert totals and totals.group(1) == "2" and totals.group(2) == "0", ktap
     cases = re.search(r"# gic_fiq_spec_test: pass:(\d+) fail:(\d+)", ktap)
     assert cases and int(cases.group(1)) >= 7 and cases.group(2) == "0", ktap
+
+
+def test_kunit_st_asc_kgdb(guest):
+    """The st-asc-kgdb KUnit suite (issue STiH41x: the ASC's .poll_init runs
+    somewhere, on fake registers) ran at boot in the ARMv7 image and both
+    cases passed: RX interrupt enabled, other enables untouched, the port's
+    interrupt offered to kgdb_nmi."""
+    g = guest("vexpress-a15")
+    ktap = g.sh("dmesg | sed -n 's/^\\[[ 0-9.]*\\] //p' | grep -E '^ *(ok|not ok|# )'")
+    assert re.search(r"^ok \d+ st-asc-kgdb$", ktap, re.M), ktap
+    for case in ("asc_poll_init_enables_rx_test", "asc_poll_init_offers_irq_test"):
+        assert re.search(rf"^ +ok \d+ {case}$", ktap, re.M), ktap
+    totals = re.search(r"# st-asc-kgdb: pass:(\d+) fail:(\d+) skip:(\d+)", ktap)
+    assert totals and totals.groups() == ("2", "0", "0"), ktap

@@ -63,7 +63,15 @@ def test_smp2_all_cpus_captured(guest, fiq):
     """Flipped by the SMP part of the series (test_smp_fiq.py has the rest):
     with the FIQ debugger on, the roundup IPI is an NMI."""
     g = guest("vexpress-a15", smp=2, fiq=fiq)
-    _smp2_lockup_then_sysrq(g)
+    if fiq:
+        # ttyNMI0 may take no input once CPU1 is stuck (its receive timer
+        # may sit there): queue the sysrq-g on CPU0 before the lock-up
+        g.sh("taskset -c 0 sh -c 'sleep 2; echo g > /proc/sysrq-trigger' &")
+        g.sh("taskset -p 1 $$ >/dev/null; echo 1 > /sys/devices/virtual/workqueue/cpumask")
+        g.sh_background(f"taskset -c 1 sh -c 'echo HARDLOCKUP > {LKDTM}'")
+        g.wait_kdb(timeout=15)
+    else:
+        _smp2_lockup_then_sysrq(g)
     assert "Timed out waiting for secondary CPUs" not in g.kdb_entry_text
     g.kdb_setup()
     assert "lkdtm_HARDLOCKUP" in g.kdb("btc")

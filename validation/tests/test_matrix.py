@@ -27,22 +27,22 @@ The faults (module validation/modules/fiq_test.ko for the last three):
               made pending by software and re-pended by its handler; VIC:
               the software interrupt line, never cleared)
 
-versatilepb with the FIQ debugger on is "n/a" until the series has VIC
-FIQ support (a patch touching irq-vic.c): those cells are skipped, not
-passed.  The FIQ-on cells must all enter and name the culprit; the
+versatilepb with the FIQ debugger on needs the series' VIC FIQ support
+(a patch touching irq-vic.c); without it those cells are skipped and shown
+"n/a", not passed.  The FIQ-on cells must all enter and name the culprit; the
 FIQ-off cells must match mainline's known behaviour (MAINLINE below).
 The table is printed at the end of the run and saved in build/matrix.json.
 """
 from __future__ import annotations
 
-import pathlib
 import time
 
 import pytest
 
 from boards import TOP
 from qemu import GuestError
-from scenarios import FIQ_TEST, LKDTM, TIMEOUT, btc_blocks, pin_shell, wait_kdb_paged
+from fiq_helpers import LKDTM
+from scenarios import FIQ_TEST, TIMEOUT, btc_blocks, pin_shell, wait_kdb_paged
 
 # name: (trigger for CPU {cpu}, marker, culprit (text in the faulting CPU's
 #        stack in btc), kdb enters by itself,

@@ -1,5 +1,6 @@
-"""The series itself: each patch checkpatch --strict clean, the binding
-passes dt_binding_check, the vexpress DTBs carry exactly UART0's flag."""
+"""The series itself: each patch checkpatch --strict clean, the bindings
+pass dt_binding_check, the vexpress and versatile DTBs carry exactly UART0's
+flag."""
 from __future__ import annotations
 
 import pathlib
@@ -27,17 +28,20 @@ def test_checkpatch_strict(patch):
     assert "total: 0 errors, 0 warnings, 0 checks" in r.stdout, r.stdout[-3000:]
 
 
-def test_dt_binding_check_gic():
+@pytest.mark.parametrize("binding", ["arm,gic", "arm,vic"])
+def test_dt_binding_check(binding):
     out = BUILD / "out" / "dtcheck"
     r = subprocess.run(["make", "-s", "-C", str(TREE), f"O={out}", "ARCH=arm",
                         "dt_binding_check", "DT_SCHEMA_FILES=Documentation/devicetree/"
-                        "bindings/interrupt-controller/arm,gic.yaml"],
+                        f"bindings/interrupt-controller/{binding}.yaml"],
                        capture_output=True, text=True, timeout=900)
     report = (r.stdout + r.stderr).strip()
     assert r.returncode == 0, report[-3000:]
     # dt_binding_check prints schema and example problems, and exits 0
-    bad = [l for l in report.splitlines() if "arm,gic" in l or "error" in l.lower()]
+    bad = [l for l in report.splitlines() if binding in l or "error" in l.lower()]
     assert not bad, "\n".join(bad)
+    example = out / f"Documentation/devicetree/bindings/interrupt-controller/{binding}.example.dtb"
+    assert example.is_file()
 
 
 def _check(*dtbs: pathlib.Path) -> subprocess.CompletedProcess:
@@ -75,6 +79,40 @@ def test_broken_sti_dtb_rejected(tmp_path):
     assert "/soc/serial@9530000: interrupts[0]:" in r.stdout and "PPI" in r.stdout, r.stdout
 
 
+VERSATILE_DTBS = ["versatile-pb.dtb", "versatile-ab.dtb"]
+
+
+@pytest.mark.parametrize("dtb", VERSATILE_DTBS)
+def test_versatile_dtbs_mark_uart0_only(dtb):
+    """Versatile AB/PB: UART0 (VIC source 12) is the one FIQ-capable line."""
+    path = BUILD / "out/armv5/arch/arm/boot/dts" / dtb
+    r = _check(path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ": 1 FIQ-capable specifier(s)" in r.stdout, r.stdout
+    import libfdt
+    fdt = libfdt.Fdt(path.read_bytes())
+    spec = bytes(fdt.getprop(fdt.path_offset("/amba/uart@101f1000"), "interrupts"))
+    assert spec == (12).to_bytes(4, "big") + (0x10000).to_bytes(4, "big")
+
+
+@pytest.mark.parametrize("case", ["unknown-bit", "out-of-range", "sic-cascade"])
+def test_broken_versatile_dtb_rejected(tmp_path, case):
+    from dtb_tweak import set_vic_specifier
+    good = BUILD / "out/armv5/arch/arm/boot/dts/versatile-pb.dtb"
+    bad = tmp_path / f"versatile-pb-{case}.dtb"
+    node, spec, reason = {
+        "unknown-bit": ("/amba/uart@101f1000", (12, 0x30000), "unknown bits 0x20000"),
+        "out-of-range": ("/amba/uart@101f1000", (44, 0x10000), "source 44 out of range"),
+        "sic-cascade": ("/amba/interrupt-controller@10003000", (31, 0x10000),
+                        "VIC_FIQ_CAPABLE on a cascade input"),
+    }[case]
+    set_vic_specifier(good, bad, node, *spec)
+    r = _check(bad)
+    assert r.returncode == 1, r.stdout
+    errors = [l for l in r.stdout.splitlines() if "FIQ-capable specifier(s)" not in l]
+    assert len(errors) == 1 and f"{node}: interrupts[0]: {reason}" in errors[0], r.stdout
+
+
 @pytest.mark.parametrize("obj", ["drivers/irqchip/irq-gic.o", "drivers/tty/serial/kgdb_nmi.o",
                                  "drivers/tty/serial/amba-pl011.o",
                                  "drivers/tty/serial/st-asc.o", "arch/arm/kernel/kgdb.o"])
@@ -84,6 +122,17 @@ def test_touched_c_files_build_w1_clean(obj):
     src = TREE / obj.replace(".o", ".c")
     src.touch()
     r = subprocess.run(["make", "-s", "-C", str(TREE), f"O={BUILD / 'out/armv7'}", "ARCH=arm",
+                        "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
+                        "W=1", obj], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "warning:" not in r.stderr, r.stderr[-3000:]
+
+
+def test_irq_vic_builds_w1_clean():
+    """irq-vic.c (with its KUnit tests) in the ARMv5 kernel, W=1."""
+    obj = "drivers/irqchip/irq-vic.o"
+    (TREE / obj.replace(".o", ".c")).touch()
+    r = subprocess.run(["make", "-s", "-C", str(TREE), f"O={BUILD / 'out/armv5'}", "ARCH=arm",
                         "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
                         "W=1", obj], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
