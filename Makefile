@@ -4,6 +4,7 @@
 #   make check    tree + kernels + initramfs + the whole test suite (what CI runs)
 #
 # Other targets: deps tree kernel BOARD=... kernels kernel-armv7 kernel-armv5 initramfs
+#                pristine (the armv7 kernel without the series)  matrix
 #                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...] [MACHINE_OPTS=...]
 #                export  bisect
 #                dtbs-check  figures  cover-letter  clean
@@ -19,8 +20,8 @@ FLAVOUR_versatilepb := armv5
 FLAVOUR_virt := armv7
 FLAVOURS := armv7 armv5
 
-.PHONY: all deps tree kernel kernels initramfs check test demo qemu export bisect dtbs-check \
-	cover-letter figures clean \
+.PHONY: all deps tree kernel kernels initramfs pristine check test matrix demo qemu export \
+	bisect dtbs-check cover-letter figures clean \
 	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
 
 all: kernels initramfs
@@ -44,11 +45,20 @@ initramfs: $(addprefix initramfs-,$(FLAVOURS))
 $(addprefix initramfs-,$(FLAVOURS)): initramfs-%: kernel-%
 	@bash scripts/initramfs.sh $*
 
+# the armv7 kernel and initramfs WITHOUT the series (test_overhead.py's
+# baseline): build/out/pristine-armv7
+pristine: tree
+	@bash scripts/pristine.sh
+
 test:
 	@bash scripts/test.sh $(PYTEST_ARGS)
 
-check: kernels initramfs
+check: kernels initramfs pristine
 	@bash scripts/test.sh $(PYTEST_ARGS)
+
+# only the fault matrix (also part of check): table at the end, build/matrix.json
+matrix: kernels initramfs
+	@bash scripts/test.sh $(PYTEST_ARGS) -k test_fault_cell
 
 demo: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
 	@$(PY) validation/demo.py --board $(BOARD)

@@ -3,13 +3,16 @@
 # on ARMv5 and ARMv7), an init that mounts proc/sys/dev/debugfs and gives a
 # shell on the console, and the test modules of validation/modules built
 # against that flavour's kernel (a second cpio member, /lib/modules).
-#   scripts/initramfs.sh armv7|armv5
+#   scripts/initramfs.sh armv7|armv5|pristine-armv7
+# (pristine-armv7: the kernel without the series, scripts/pristine.sh)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dl=$top/build/dl
 root=$top/build/initramfs
-flavour=${1:?usage: initramfs.sh armv7|armv5}
+flavour=${1:?usage: initramfs.sh armv7|armv5|pristine-armv7}
+src=$top/build/linux
+case $flavour in pristine-*) src=$top/build/linux-pristine ;; esac
 out=$top/build/initramfs-base.cpio.gz
 mkdir -p "$dl"
 
@@ -57,7 +60,7 @@ kout=$top/build/out/$flavour
 mdir=$top/build/modules-$flavour
 mkdir -p "$mdir"
 rsync -a --checksum "$top/validation/modules/" "$mdir/"
-make -s -C "$top/build/linux" O="$kout" ARCH=arm CROSS_COMPILE=arm-linux-gnueabi- \
+make -s -C "$src" O="$kout" ARCH=arm CROSS_COMPILE=arm-linux-gnueabi- \
 	CC="ccache arm-linux-gnueabi-gcc" M="$mdir" modules
 {
 	echo "dir /lib 0755 0 0"

@@ -14,6 +14,8 @@ from boards import BUILD  # noqa: E402
 from qemu import Guest  # noqa: E402
 
 FIGURES: list[tuple[str, str, str]] = []
+# fault matrix cells (tests/test_matrix.py): one dict per (setup, FIQ mode, fault)
+MATRIX: list[dict] = []
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -55,10 +57,49 @@ def figure(request):
     return record
 
 
+@pytest.fixture
+def matrix_cell(request):
+    """matrix_cell(setup=, mode=, fault=, entered=, ...): one cell of the
+    fault matrix, printed as a table at the end and saved in
+    build/matrix.json."""
+    def record(**cell) -> None:
+        cell.setdefault("test", request.node.name)
+        MATRIX.append(cell)
+    return record
+
+
+def matrix_table(cells: list[dict]) -> list[str]:
+    """The fault matrix as text: one row per (setup, fault), FIQ on | off."""
+    def show(c: dict | None) -> str:
+        if c is None:
+            return "-"
+        if c.get("na"):
+            return "n/a"
+        if not c["entered"]:
+            return f"no entry ({c['how']}, {c['waited']:.0f} s)"
+        culprit = "culprit named" if c["culprit"] else "culprit NOT named"
+        return f"{c['time']:.2f} s {c['how']}, {culprit}"
+    rows, seen = [], {}
+    for c in cells:
+        seen.setdefault((c["setup"], c["fault"]), {})[c["mode"]] = c
+    hdr = ("setup", "fault", "FIQ on (console=ttyNMI0)", "FIQ off (mainline)")
+    for (setup, fault), modes in seen.items():
+        rows.append((setup, fault, show(modes.get("on")), show(modes.get("off"))))
+    w = [max(len(r[i]) for r in rows + [hdr]) for i in range(4)]
+    fmt = "  ".join(f"{{:<{n}}}" for n in w)
+    return [fmt.format(*hdr), fmt.format(*("-" * n for n in w))] + [fmt.format(*r) for r in rows]
+
+
 def pytest_terminal_summary(terminalreporter):
+    tr = terminalreporter
+    if MATRIX:
+        tr.section("fault matrix")
+        for line in matrix_table(MATRIX):
+            tr.write_line(line)
+        BUILD.mkdir(exist_ok=True)
+        (BUILD / "matrix.json").write_text(json.dumps(MATRIX, indent=1))
     if not FIGURES:
         return
-    tr = terminalreporter
     tr.section("figures")
     w = max(len(t) for t, _, _ in FIGURES)
     l = max(len(x) for _, x, _ in FIGURES)

@@ -69,16 +69,21 @@ class Guest:
     def __init__(self, board: str | Board, name: str, smp: int = 1,
                  append: str = "", machine_opts: str = "", fiq: bool = False,
                  dtb: pathlib.Path | None = None, cmdline: str | None = None,
-                 qemu_args: tuple[str, ...] = ()) -> None:
+                 qemu_args: tuple[str, ...] = (), mux: bool = False) -> None:
+        """mux=True puts the serial port behind QEMU's multiplexer so that
+        send_break() can send a BREAK (Ctrl-A b); the byte 0x01 is then
+        QEMU's escape and must not be sent otherwise."""
         self.board = BOARDS[board] if isinstance(board, str) else board
         self.smp = smp
         self.name = name
         LOGS.mkdir(parents=True, exist_ok=True)
         self.log_path = LOGS / f"{name}.log"
         self.fiq = fiq
+        self.mux = mux
+        chardev = "stdio,id=con0,signal=off" + (",mux=on" if mux else "")
         args = qemu_args_for(self.board, smp, append, machine_opts, fiq,
                              dtb, cmdline) + [
-            "-monitor", "none", "-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0"]
+            "-monitor", "none", "-chardev", chardev, "-serial", "chardev:con0"]
         args += list(qemu_args)
         self.command = ["qemu-system-arm"] + args
         self._log = open(self.log_path, "wb")
@@ -139,12 +144,14 @@ class Guest:
             except (pexpect.TIMEOUT, pexpect.EOF):
                 return got.decode(errors="replace")
 
-    def send_paced(self, text: str, chunk: int = 64, delay: float = 0.006,
-                   stall: float = 5) -> None:
+    def send_paced(self, text: str | bytes, chunk: int = 64, delay: float = 0.006,
+                   stall: float = 5) -> str:
         """Type text at about chunk/delay bytes per second, reading the guest
-        meanwhile.  Raises GuestError if the guest stops taking input for
-        stall seconds (a blocking write would hang the test instead)."""
-        data = text.encode()
+        meanwhile; return what the guest printed meanwhile.  Raises
+        GuestError if the guest stops taking input for stall seconds (a
+        blocking write would hang the test instead)."""
+        data = text.encode() if isinstance(text, str) else text
+        out = []
         fd = self.p.child_fd
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
         fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
@@ -160,9 +167,10 @@ class Guest:
                     if time.monotonic() - last > stall:
                         raise GuestError(f"{self.name}: guest stopped reading its "
                                          f"console after {sent} of {len(data)} bytes")
-                self.drain(wait=delay)
+                out.append(self.drain(wait=delay))
         finally:
             fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+        return "".join(out)
 
     def sh(self, cmd: str, timeout: float = 30) -> str:
         """Run a shell command, return its output (prompts and escapes removed)."""
@@ -213,6 +221,21 @@ class Guest:
         self.send("\n")
         time.sleep(0.3)
         self.drain()
+
+    def send_break(self, then: str = "") -> float:
+        """A BREAK on the serial line (QEMU mux: Ctrl-A b), then the
+        characters in then, e.g. "g" for mainline's sysrq-g from the serial
+        port; return the monotonic time of the last send (then's, if any).
+        Needs mux=True."""
+        if not self.mux:
+            raise GuestError("send_break() needs Guest(..., mux=True)")
+        t = time.monotonic()
+        self.p.send(b"\x01b")
+        if then:
+            time.sleep(0.1)
+            t = time.monotonic()
+            self.p.send(then)
+        return t
 
     def knock(self) -> float:
         """Send kgdb's escape sequence; return the monotonic send time."""

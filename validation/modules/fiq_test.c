@@ -1,18 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Faults for the FIQ debugger tests, triggered from debugfs:
+ * Faults and benchmarks for the FIQ debugger tests, triggered from debugfs
+ * (/sys/kernel/debug/fiq_test/):
  *
- *   echo 1 > /sys/kernel/debug/fiq_test/deadlock
+ *   echo 1 > deadlock
  *	a driver bug: spin_lock_irq() taken twice on the same lock, so the CPU
  *	spins forever with IRQs masked.
+ *
+ *   echo <cpu> > irq_storm
+ *	an interrupt storm on <cpu>: a level interrupt that nothing clears.
+ *	GIC: an SPI no device drives (storm_spi=, default 47: free on the
+ *	vexpress motherboard, A9 and A15 tiles), made pending by software
+ *	(irq_set_irqchip_state(), i.e. GICD_ISPENDR).  VIC: source 1, the
+ *	Versatile's software interrupt line, raised through VICSoftInt.
+ *	Both are software latches that the interrupt's acknowledgement drops
+ *	(GIC: reading GICC_IAR; VIC: irq-vic.c's ack writes VICSoftIntClear),
+ *	so the handler raises the line again before returning: from the
+ *	CPU's point of view a level interrupt that nothing clears.  The
+ *	handler spends 1 ms per interrupt (a slow device's handler), so a
+ *	sample of the stuck CPU most likely lands in it.
+ *
+ *   echo <cpu> > irq_oops
+ *	the same interrupt, once, with a handler that dereferences NULL: an
+ *	oops in hard IRQ context on <cpu>.
+ *
+ *   echo <n> > ipi_bench; cat ipi_bench
+ *	the cost of the normal IRQ path: n irq_work items queued one after
+ *	the other on this CPU, each raised by a self-IPI (IPI_IRQ_WORK, an SGI
+ *	through the GIC) and waited for.  Reads back "<n> <ns>": the guest
+ *	time (ktime_get) the n round trips took.  Under QEMU -icount this is
+ *	an instruction count.
  */
+#include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/irq.h>
+#include <linux/irq_work.h>
+#include <linux/irqdomain.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/of.h>
+#include <linux/of_address.h>
 #include <linux/spinlock.h>
+#include <linux/uaccess.h>
 
 static DEFINE_SPINLOCK(fiq_test_lock);
 static struct dentry *fiq_test_dir;
+
+static unsigned int storm_spi = 47;
+module_param(storm_spi, uint, 0444);
+MODULE_PARM_DESC(storm_spi, "GIC SPI used for irq_storm/irq_oops (no device may drive it)");
+
+#define VIC_SOFT_INT		0x18
+#define VIC_SOURCE_SOFTINT	1
+
+static void __iomem *vic_base;
+static int fault_irq;
+static atomic_t storm_count;
+/* not static const: the compiler must not see that it is NULL */
+int *fiq_test_null_ptr;
 
 static noinline void fiq_test_self_deadlock(void)
 {
@@ -39,19 +88,218 @@ static const struct file_operations deadlock_fops = {
 	.write = deadlock_write,
 };
 
+/* --- a software-raised level interrupt: storm and oops ------------------ */
+
+static const struct of_device_id fiq_test_gic_ids[] = {
+	{ .compatible = "arm,cortex-a15-gic" },
+	{ .compatible = "arm,cortex-a9-gic" },
+	{ .compatible = "arm,cortex-a7-gic" },
+	{ .compatible = "arm,gic-400" },
+	{ }
+};
+
+static int fiq_test_map_irq(void)
+{
+	struct irq_fwspec fw = { };
+	struct device_node *np;
+	int irq;
+
+	np = of_find_compatible_node(NULL, NULL, "arm,versatile-vic");
+	if (np) {
+		vic_base = of_iomap(np, 0);
+		if (!vic_base) {
+			of_node_put(np);
+			return -ENOMEM;
+		}
+		fw.param_count = 1;
+		fw.param[0] = VIC_SOURCE_SOFTINT;
+	} else {
+		np = of_find_matching_node(NULL, fiq_test_gic_ids);
+		if (!np)
+			return -ENODEV;
+		fw.param_count = 3;
+		fw.param[0] = 0;		/* GIC_SPI */
+		fw.param[1] = storm_spi;
+		fw.param[2] = IRQ_TYPE_LEVEL_HIGH;
+	}
+	fw.fwnode = of_node_to_fwnode(np);
+	irq = irq_create_fwspec_mapping(&fw);
+	of_node_put(np);
+	return irq ? irq : -EINVAL;
+}
+
+/* make the line pending; the storm handler calls it again (see above) */
+static void fiq_test_raise(void)
+{
+	if (vic_base)
+		writel(BIT(VIC_SOURCE_SOFTINT), vic_base + VIC_SOFT_INT);
+	else
+		irq_set_irqchip_state(fault_irq, IRQCHIP_STATE_PENDING, true);
+}
+
+static noinline irqreturn_t fiq_test_storm_irq(int irq, void *dev)
+{
+	u64 end = ktime_get_ns() + NSEC_PER_MSEC;
+
+	if (atomic_inc_return(&storm_count) == 1)
+		pr_info("fiq_test: IRQ storm on CPU%d\n", smp_processor_id());
+	/*
+	 * Not mdelay(): without a timer-based delay (Cortex-A9 vexpress) it
+	 * spins in arch/arm/lib/delay-loop.S, which has no unwind tables, and
+	 * a backtrace taken there stops before reaching this handler.
+	 */
+	while (ktime_get_ns() < end)
+		cpu_relax();
+	fiq_test_raise();
+	return IRQ_HANDLED;
+}
+
+static noinline irqreturn_t fiq_test_oops_irq(int irq, void *dev)
+{
+	pr_info("fiq_test: oops in the IRQ handler on CPU%d\n", smp_processor_id());
+	*fiq_test_null_ptr = 1;
+	return IRQ_HANDLED;
+}
+
+static ssize_t fault_irq_write(const char __user *buf, size_t len,
+			       irq_handler_t handler, const char *name)
+{
+	unsigned int cpu;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &cpu);
+	if (ret)
+		return ret;
+	if (cpu >= nr_cpu_ids || !cpu_online(cpu))
+		return -EINVAL;
+	if (fault_irq)
+		return -EBUSY;
+	ret = fiq_test_map_irq();
+	if (ret < 0)
+		return ret;
+	fault_irq = ret;
+	ret = request_irq(fault_irq, handler, 0, name, NULL);
+	if (ret) {
+		fault_irq = 0;
+		return ret;
+	}
+	if (num_possible_cpus() > 1) {
+		ret = irq_set_affinity(fault_irq, cpumask_of(cpu));
+		if (ret)
+			return ret;
+	}
+	pr_info("fiq_test: raising IRQ%d (%s) for CPU%u\n", fault_irq, name, cpu);
+	fiq_test_raise();
+	return len;
+}
+
+static ssize_t irq_storm_write(struct file *f, const char __user *buf,
+			       size_t len, loff_t *off)
+{
+	return fault_irq_write(buf, len, fiq_test_storm_irq, "fiq_test_storm");
+}
+
+static ssize_t irq_oops_write(struct file *f, const char __user *buf,
+			      size_t len, loff_t *off)
+{
+	return fault_irq_write(buf, len, fiq_test_oops_irq, "fiq_test_oops");
+}
+
+static const struct file_operations irq_storm_fops = {
+	.write = irq_storm_write,
+};
+
+static const struct file_operations irq_oops_fops = {
+	.write = irq_oops_write,
+};
+
+/* --- the normal IRQ path's cost: self-IPIs ------------------------------ */
+
+static atomic_t bench_done;
+static unsigned int bench_n;
+static u64 bench_ns;
+
+static void fiq_test_bench_work(struct irq_work *w)
+{
+	atomic_inc(&bench_done);
+}
+
+static struct irq_work bench_work = IRQ_WORK_INIT_HARD(fiq_test_bench_work);
+
+static ssize_t ipi_bench_write(struct file *f, const char __user *buf,
+			       size_t len, loff_t *off)
+{
+	unsigned int n, i;
+	u64 t0;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &n);
+	if (ret)
+		return ret;
+	/*
+	 * ARM raises irq_work by IPI only when is_smp() (MPIDR says the CPU
+	 * is in a multiprocessor; not exported): otherwise the work waits for
+	 * the next tick, so give up on an item that takes 100 ms.
+	 */
+	if (!IS_ENABLED(CONFIG_SMP))
+		return -EOPNOTSUPP;
+	preempt_disable();
+	atomic_set(&bench_done, 0);
+	t0 = ktime_get_ns();
+	for (i = 0; i < n && ret == 0; i++) {
+		u64 limit = ktime_get_ns() + 100 * NSEC_PER_MSEC;
+
+		irq_work_queue(&bench_work);
+		while (atomic_read(&bench_done) <= i) {
+			if (ktime_get_ns() > limit) {
+				ret = -ETIMEDOUT;
+				break;
+			}
+			cpu_relax();
+		}
+	}
+	bench_ns = ktime_get_ns() - t0;
+	bench_n = ret ? 0 : n;
+	preempt_enable();
+	irq_work_sync(&bench_work);
+	return ret ? ret : len;
+}
+
+static ssize_t ipi_bench_read(struct file *f, char __user *buf, size_t len,
+			      loff_t *off)
+{
+	char out[48];
+	int n;
+
+	n = scnprintf(out, sizeof(out), "%u %llu\n", bench_n, bench_ns);
+	return simple_read_from_buffer(buf, len, off, out, n);
+}
+
+static const struct file_operations ipi_bench_fops = {
+	.write = ipi_bench_write,
+	.read = ipi_bench_read,
+};
+
 static int __init fiq_test_init(void)
 {
 	fiq_test_dir = debugfs_create_dir("fiq_test", NULL);
 	debugfs_create_file("deadlock", 0200, fiq_test_dir, NULL, &deadlock_fops);
+	debugfs_create_file("irq_storm", 0200, fiq_test_dir, NULL, &irq_storm_fops);
+	debugfs_create_file("irq_oops", 0200, fiq_test_dir, NULL, &irq_oops_fops);
+	debugfs_create_file("ipi_bench", 0600, fiq_test_dir, NULL, &ipi_bench_fops);
 	return 0;
 }
 
 static void __exit fiq_test_exit(void)
 {
 	debugfs_remove_recursive(fiq_test_dir);
+	if (fault_irq)
+		free_irq(fault_irq, NULL);
+	if (vic_base)
+		iounmap(vic_base);
 }
 
 module_init(fiq_test_init);
 module_exit(fiq_test_exit);
-MODULE_DESCRIPTION("Faults for the ARM FIQ debugger tests");
+MODULE_DESCRIPTION("Faults and benchmarks for the ARM FIQ debugger tests");
 MODULE_LICENSE("GPL");

@@ -15,6 +15,7 @@ from dtb_tweak import set_map_flags, set_timer_flags
 from boards import BOARDS
 from fiq_helpers import DEADLOCK, LKDTM, lock_up_and_knock, ttynmi0_roundtrip
 
+
 GIC_FIQ_CAPABLE = 0x10000
 LEVEL_HIGH = 4
 

@@ -15,51 +15,8 @@ import time
 import pytest
 
 from qemu import GuestError
-
-LKDTM = "/sys/kernel/debug/provoke-crash/DIRECT"
-DYNDBG = 'dyndbg="file debug_core.c +p"'
-ROUNDUP = re.compile(r"KGDB: All (\d+) CPUs in after (\d+) us")
-TIMEOUT = "KGDB: Timed out waiting for secondary CPUs."
-
-
-def lock_cpus(g, stuck: list[int], shell_cpu: int) -> None:
-    """Pin the shell and unbound work to shell_cpu, then lock up every CPU
-    in stuck (HARDLOCKUP: IRQs masked, spinning).  The lock-ups are forked
-    together and start a second later: once one CPU spins with IRQs masked
-    anything that waits for it (an RCU grace period...) may hang."""
-    g.sh(f"taskset -p {1 << shell_cpu:x} $$ >/dev/null; "
-         f"echo {1 << shell_cpu:x} > /sys/devices/virtual/workqueue/cpumask")
-    cpus = " ".join(str(c) for c in stuck)
-    g.sh(f"for c in {cpus}; do taskset -c $c sh -c 'sleep 1; echo HARDLOCKUP > {LKDTM}' & done")
-    for _ in stuck:
-        g.expect("lkdtm: Performing direct entry HARDLOCKUP", 15)
-    time.sleep(0.5)
-
-
-def ticks_seen(g, seconds: float) -> list[int]:
-    """The ticker's counts printed in the next few seconds (at least two)."""
-    g.drain()
-    time.sleep(seconds)
-    ticks = [int(n) for n in re.findall(r"tick-(\d+)", g.drain())]
-    assert len(ticks) >= 2, ticks
-    return ticks
-
-
-def roundup_us(g) -> tuple[int, int]:
-    """(CPUs, microseconds) from kgdb's own report, via kdb's dmesg."""
-    m = ROUNDUP.findall(g.kdb("dmesg 20"))
-    assert m, "no roundup report in dmesg"
-    return int(m[-1][0]), int(m[-1][1])
-
-
-def stuck_cpus_in_btc(btc: str) -> set[int]:
-    """CPUs whose stack in btc shows lkdtm_HARDLOCKUP."""
-    cpus = set()
-    for block in btc.split("Stack traceback for pid")[1:]:
-        m = re.search(r"\nCPU: (\d+) ", block)
-        if m and "lkdtm_HARDLOCKUP" in block:
-            cpus.add(int(m.group(1)))
-    return cpus
+from scenarios import (DYNDBG, ROUNDUP, TIMEOUT, lock_cpus, roundup_us,
+                       stuck_cpus_in_btc, ticks_seen)
 
 
 CASES = [

@@ -1,0 +1,158 @@
+"""Overhead: what the series costs the normal IRQ path, and what entering
+the debugger costs compared with mainline.
+
+1. A deterministic benchmark.  QEMU -icount shift=0,sleep=off: guest time
+   advances by 1 ns per instruction (single-threaded TCG), so guest time
+   measured by the guest counts instructions, not host time.  fiq_test.ko's
+   ipi_bench queues N irq_work items one after the other on the running
+   CPU; each raises IPI_IRQ_WORK, an SGI through the GIC, taken as a normal
+   IRQ (exception entry, gic_handle_irq, the IPI handler, irq_work_run,
+   exit).  Guest ns per interrupt for three kernels/command lines on
+   vexpress-a15 -smp 2 with maxcpus=1: ARM sends irq_work IPIs only when
+   the CPU reports itself part of a multiprocessor (QEMU's -smp 1 A15 does
+   not), and a second online CPU makes QEMU 7.2's icount hang at boot
+   (after the KUnit run); with maxcpus=1 CPU1 stays parked in the boot
+   loader:
+     pristine  Debian's 6.1 without the series, same config
+               (scripts/pristine.sh: build/out/pristine-armv7)
+     off       the series, irqchip.gicv2_fiq=0 (the tests' FIQ off)
+     on        the series, console=ttyNMI0 (the FIQ debugger on)
+   Goal: off/pristine = 1.00, on/pristine <= 1.02 (test_ipi_path_goal,
+   a strict xfail while the series misses it; test_ipi_path_ratios guards
+   the measured level).
+2. Entry latency, host-measured, normal TCG: knock -> kdb> with the CPU in
+   HARDLOCKUP (FIQ on) vs mainline's healthy entry from the serial line,
+   BREAK + g -> kdb>, on the pristine kernel; median of 5 each.
+"""
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+
+import pytest
+
+from boards import BOARDS
+from scenarios import FIQ_TEST, LKDTM
+
+ICOUNT = ("-icount", "shift=0,sleep=off")
+N = 20000
+RUNS = 5
+PRISTINE = dataclasses.replace(BOARDS["vexpress-a15"], flavour="pristine-armv7")
+
+
+def need_pristine() -> None:
+    for f in (PRISTINE.kernel(), PRISTINE.initrd()):
+        if not f.exists():
+            pytest.fail(f"{f} missing: run 'bash scripts/pristine.sh' (make pristine)")
+
+
+def ipi_ns(g) -> list[float]:
+    """RUNS measurements of guest ns per self-IPI round trip."""
+    out = []
+    g.sh(f"echo {N} > {FIQ_TEST}/ipi_bench", timeout=120)     # warm-up
+    for _ in range(RUNS):
+        g.sh(f"echo {N} > {FIQ_TEST}/ipi_bench", timeout=120)
+        n, ns = map(int, g.sh(f"cat {FIQ_TEST}/ipi_bench").split())
+        assert n == N
+        out.append(ns / n)
+    return out
+
+
+RESULTS: dict[str, float] = {}
+
+
+@pytest.mark.parametrize("kernel", ["pristine", "off", "on"])
+def test_ipi_path_cost(guest, figure, kernel):
+    if kernel == "pristine":
+        need_pristine()
+        g = guest(PRISTINE, smp=2, append="maxcpus=1", qemu_args=ICOUNT)
+        assert "GIC: interrupt groups" not in g.sh("dmesg | grep GIC:")
+    else:
+        g = guest("vexpress-a15", smp=2, fiq=kernel == "on", append="maxcpus=1",
+                  qemu_args=ICOUNT)
+    runs = ipi_ns(g)
+    best = min(runs)
+    spread = (max(runs) - best) / best
+    RESULTS[kernel] = best
+    figure(f"icount: guest ns per self-IPI ({kernel})",
+           f"{best:.0f} (min of {RUNS} x {N}; spread {spread * 100:.2f} %)")
+    # deterministic: repeated runs agree within 1 %
+    assert spread < 0.01, runs
+
+
+def ratios() -> tuple[float, float]:
+    if set(RESULTS) != {"pristine", "off", "on"}:
+        pytest.skip("needs the three test_ipi_path_cost runs of this session")
+    return RESULTS["off"] / RESULTS["pristine"], RESULTS["on"] / RESULTS["pristine"]
+
+
+def test_ipi_path_ratios(figure):
+    """Regression guard at the measured level (instructions are
+    deterministic: any growth of the path shows)."""
+    off, on = ratios()
+    figure("icount: self-IPI cost ratio FIQ off / pristine", f"{off:.3f}")
+    figure("icount: self-IPI cost ratio FIQ on / pristine", f"{on:.3f}")
+    assert off <= 1.035, f"FIQ off costs {off:.3f}x mainline"
+    assert on <= 1.06, f"FIQ on costs {on:.3f}x mainline"
+
+
+@pytest.mark.xfail(strict=True, reason="the series adds ~18 instructions per self-IPI with "
+                   "the FIQ debugger off (1.028) and ~33 on (1.051): gic_sgir()/the NMI-SGI "
+                   "test in gic_ipi_send_mask(), and with groups the AckCtl check in "
+                   "gic_handle_irq(); reported, not fixed here")
+def test_ipi_path_goal():
+    """Issue #7's goal: off/pristine 1.00 (within 1 %), on/pristine <= 1.02."""
+    off, on = ratios()
+    assert 0.99 <= off <= 1.01, f"FIQ off costs {off:.3f}x mainline"
+    assert on <= 1.02, f"FIQ on costs {on:.3f}x mainline"
+
+
+LATENCY: dict[str, float] = {}
+
+
+def test_latency_knock_stuck(guest, figure):
+    """FIQ on, CPU in HARDLOCKUP: knock -> kdb>, 5 times (go returns to
+    the stuck CPU, the next knock enters again)."""
+    g = guest("vexpress-a15", fiq=True)
+    g.sh_nowait(f"echo HARDLOCKUP > {LKDTM}")
+    g.expect("Performing direct entry HARDLOCKUP", 10)
+    time.sleep(1)
+    times = []
+    for _ in range(RUNS):
+        t0 = g.knock()
+        g.wait_kdb(timeout=5)
+        times.append(time.monotonic() - t0)
+        g.kdb_go()
+        time.sleep(0.5)
+    LATENCY["fiq"] = statistics.median(times)
+    figure("latency: knock->kdb>, HARDLOCKUP, FIQ on (median of 5)",
+           f"{LATENCY['fiq'] * 1000:.0f} ms")
+
+
+def test_latency_mainline_sysrq(guest, figure):
+    """The kernel without the series, healthy: BREAK g -> kdb>, 5 times."""
+    need_pristine()
+    g = guest(PRISTINE, mux=True)
+    times = []
+    for _ in range(RUNS):
+        t0 = g.send_break("g")
+        g.wait_kdb(timeout=5)
+        times.append(time.monotonic() - t0)
+        g.kdb_go()
+        g.resume_shell(settle=0.5)
+    LATENCY["mainline"] = statistics.median(times)
+    figure("latency: BREAK g->kdb>, healthy, pristine mainline (median of 5)",
+           f"{LATENCY['mainline'] * 1000:.0f} ms")
+
+
+def test_latency_ratio(figure):
+    if set(LATENCY) != {"fiq", "mainline"}:
+        pytest.skip("needs both latency runs of this session")
+    r = LATENCY["fiq"] / LATENCY["mainline"]
+    figure("latency ratio: stuck knock (FIQ) / healthy sysrq-g (mainline)", f"{r:.2f}")
+    # host-measured milliseconds jitter with the host's load: the ratio is
+    # reported, the assertion is only that the stuck-state entry stays in
+    # the same league as the healthy mainline one
+    assert r < 10, r
+    assert LATENCY["fiq"] < 0.5
