@@ -20,7 +20,11 @@ n=0
 for c in $commits; do
 	n=$((n + 1))
 	git -C "$wt" checkout -q "$c"
-	[ $n -eq 1 ] && configure_kernel "$wt" "$out" "$flavour"
+	# configure again where a patch adds Kconfig options, so that what the
+	# fragments enable (KUnit tests...) is built from the patch that adds it
+	if [ $n -eq 1 ] || git -C "$wt" diff --name-only HEAD~1 HEAD | grep -q 'Kconfig'; then
+		configure_kernel "$wt" "$out" "$flavour"
+	fi
 	start=$(date +%s)
 	if kmake "$wt" "$out" zImage dtbs >"$out/build-$n.log" 2>&1 && ! grep -q "warning:" "$out/build-$n.log"; then
 		echo "bisect $flavour: [$n] ok   ($(( $(date +%s) - start )) s) $(git -C "$wt" log -1 --format=%s)"
