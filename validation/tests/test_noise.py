@@ -96,5 +96,5 @@ def test_noise_never_enters(guest, figure, fiq):
     g.wait_kdb(timeout=5)
     g.kdb_go()
     g.resume_shell()
-    assert g.sh("echo after-noise") == "after-noise"
+    assert "after-noise" in g.sh("echo after-noise").splitlines()   # ticks may interleave
     assert re.search(r"\d", g.sh("cat /proc/loadavg"))

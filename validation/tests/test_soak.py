@@ -65,7 +65,7 @@ def test_soak_200_entries(guest, figure, fiq):
     time.sleep(0.5)
     g.send("\n\x04")
     time.sleep(0.5)
-    assert g.sh("echo soak-done") == "soak-done"
+    assert "soak-done" in g.sh("echo soak-done").splitlines()   # ticks may interleave
     stop_ticker(g, "soak")
     time.sleep(0.5)
     lines = random_lines(300, seed=99)
