@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import time
 
 import pytest
@@ -51,3 +52,23 @@ def ttynmi0_roundtrip(g, figure, nlines: int, chunk: int, delay: float,
     assert g.sh("md5sum < /tmp/in").split()[0] == want
     back = g.sh("cat /tmp/in", timeout=60)
     assert back.split("\n") == lines
+
+
+STRIP_TIME = "dmesg | sed -n 's/^\\[[ 0-9.]*\\] //p'"
+
+
+def kunit_suite(g, suite: str, cases: str | None = None) -> tuple[str, tuple[int, int, int]]:
+    """The boot log's KTAP lines, checked for a KUnit suite that ran and
+    reported ok, with no failing case anywhere in it; returns the lines and
+    the suite's (pass, fail, skip) totals.  cases: a parameterised case
+    whose own totals must show at least 7 passes and no failure."""
+    ktap = g.sh(f"{STRIP_TIME} | grep -E '^ *(ok|not ok|# )'")
+    assert f"# Subtest: {suite}" in g.sh(f"{STRIP_TIME} | grep Subtest")
+    assert re.search(rf"^ok \d+ {re.escape(suite)}$", ktap, re.M), ktap
+    assert "not ok" not in ktap, ktap
+    totals = re.search(rf"# {re.escape(suite)}: pass:(\d+) fail:(\d+) skip:(\d+)", ktap)
+    assert totals, ktap
+    if cases:
+        m = re.search(rf"# {cases}: pass:(\d+) fail:(\d+)", ktap)
+        assert m and int(m.group(1)) >= 7 and m.group(2) == "0", ktap
+    return ktap, tuple(int(n) for n in totals.groups())

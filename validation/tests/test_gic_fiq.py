@@ -13,7 +13,7 @@ import pytest
 from qemu import GuestError
 from dtb_tweak import set_map_flags, set_timer_flags
 from boards import BOARDS
-from fiq_helpers import DEADLOCK, LKDTM, lock_up_and_knock, ttynmi0_roundtrip
+from fiq_helpers import DEADLOCK, LKDTM, lock_up_and_knock, kunit_suite, ttynmi0_roundtrip
 
 
 GIC_FIQ_CAPABLE = 0x10000
@@ -126,14 +126,8 @@ def test_bad_dt_warns_once_and_falls_back(guest, tmp_path, case):
 def test_kunit_gic_fiq(guest):
     """The irq-gic-fiq KUnit suite ran at boot and every case passed."""
     g = guest("vexpress-a15")
-    ktap = g.sh("dmesg | sed -n 's/^\\[[ 0-9.]*\\] //p' | grep -E '^ *(ok|not ok|# )'")
-    assert "# Subtest: irq-gic-fiq" in g.sh("dmesg | sed -n 's/^\\[[ 0-9.]*\\] //p' | grep Subtest")
-    assert re.search(r"^ok \d+ irq-gic-fiq$", ktap, re.M), ktap
-    assert "not ok" not in ktap, ktap
-    totals = re.search(r"# irq-gic-fiq: pass:(\d+) fail:(\d+) skip:(\d+)", ktap)
-    assert totals and totals.group(1) == "2" and totals.group(2) == "0", ktap
-    cases = re.search(r"# gic_fiq_spec_test: pass:(\d+) fail:(\d+)", ktap)
-    assert cases and int(cases.group(1)) >= 7 and cases.group(2) == "0", ktap
+    _, (passed, failed, _) = kunit_suite(g, "irq-gic-fiq", cases="gic_fiq_spec_test")
+    assert (passed, failed) == (2, 0)
 
 
 def test_kunit_st_asc_kgdb(guest):
@@ -142,9 +136,7 @@ def test_kunit_st_asc_kgdb(guest):
     cases passed: RX interrupt enabled, other enables untouched, the port's
     interrupt offered to kgdb_nmi."""
     g = guest("vexpress-a15")
-    ktap = g.sh("dmesg | sed -n 's/^\\[[ 0-9.]*\\] //p' | grep -E '^ *(ok|not ok|# )'")
-    assert re.search(r"^ok \d+ st-asc-kgdb$", ktap, re.M), ktap
+    ktap, totals = kunit_suite(g, "st-asc-kgdb")
     for case in ("asc_poll_init_enables_rx_test", "asc_poll_init_offers_irq_test"):
         assert re.search(rf"^ +ok \d+ {case}$", ktap, re.M), ktap
-    totals = re.search(r"# st-asc-kgdb: pass:(\d+) fail:(\d+) skip:(\d+)", ktap)
-    assert totals and totals.groups() == ("2", "0", "0"), ktap
+    assert totals == (2, 0, 0), ktap
