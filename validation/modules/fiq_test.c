@@ -30,6 +30,12 @@
  *	through the GIC) and waited for.  Reads back "<n> <ns>": the guest
  *	time (ktime_get) the n round trips took.  Under QEMU -icount this is
  *	an instruction count.
+ *
+ *   echo <n> > spi_bench; cat spi_bench
+ *	the same for a device interrupt: the SPI of irq_storm (GIC) or the
+ *	VIC's software interrupt, made pending n times one after the other
+ *	and waited for each time (gic_handle_irq, handle_fasteoi_irq, the
+ *	handler, EOI).  Same read-back.
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
@@ -213,7 +219,7 @@ static const struct file_operations irq_oops_fops = {
 	.write = irq_oops_write,
 };
 
-/* --- the normal IRQ path's cost: self-IPIs ------------------------------ */
+/* --- the normal IRQ path's cost: self-IPIs and a device interrupt ------- */
 
 static atomic_t bench_done;
 static unsigned int bench_n;
@@ -226,30 +232,34 @@ static void fiq_test_bench_work(struct irq_work *w)
 
 static struct irq_work bench_work = IRQ_WORK_INIT_HARD(fiq_test_bench_work);
 
-static ssize_t ipi_bench_write(struct file *f, const char __user *buf,
-			       size_t len, loff_t *off)
+static void fiq_test_bench_raise_ipi(void)
 {
-	unsigned int n, i;
-	u64 t0;
-	int ret;
+	irq_work_queue(&bench_work);
+}
 
-	ret = kstrtouint_from_user(buf, len, 0, &n);
-	if (ret)
-		return ret;
-	/*
-	 * ARM raises irq_work by IPI only when is_smp() (MPIDR says the CPU
-	 * is in a multiprocessor; not exported): otherwise the work waits for
-	 * the next tick, so give up on an item that takes 100 ms.
-	 */
-	if (!IS_ENABLED(CONFIG_SMP))
-		return -EOPNOTSUPP;
+static irqreturn_t fiq_test_bench_irq(int irq, void *dev)
+{
+	atomic_inc(&bench_done);
+	return IRQ_HANDLED;
+}
+
+/*
+ * n round trips, one after the other on this CPU: raise, then wait for the
+ * handler.  An item that takes 100 ms means the interrupt never came.
+ */
+static int fiq_test_bench(unsigned int n, void (*raise)(void))
+{
+	unsigned int i;
+	int ret = 0;
+	u64 t0;
+
 	preempt_disable();
 	atomic_set(&bench_done, 0);
 	t0 = ktime_get_ns();
 	for (i = 0; i < n && ret == 0; i++) {
 		u64 limit = ktime_get_ns() + 100 * NSEC_PER_MSEC;
 
-		irq_work_queue(&bench_work);
+		raise();
 		while (atomic_read(&bench_done) <= i) {
 			if (ktime_get_ns() > limit) {
 				ret = -ETIMEDOUT;
@@ -261,11 +271,57 @@ static ssize_t ipi_bench_write(struct file *f, const char __user *buf,
 	bench_ns = ktime_get_ns() - t0;
 	bench_n = ret ? 0 : n;
 	preempt_enable();
+	return ret;
+}
+
+static ssize_t ipi_bench_write(struct file *f, const char __user *buf,
+			       size_t len, loff_t *off)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &n);
+	if (ret)
+		return ret;
+	/*
+	 * ARM raises irq_work by IPI only when is_smp() (MPIDR says the CPU
+	 * is in a multiprocessor; not exported): otherwise the work waits for
+	 * the next tick.
+	 */
+	if (!IS_ENABLED(CONFIG_SMP))
+		return -EOPNOTSUPP;
+	ret = fiq_test_bench(n, fiq_test_bench_raise_ipi);
 	irq_work_sync(&bench_work);
 	return ret ? ret : len;
 }
 
-static ssize_t ipi_bench_read(struct file *f, char __user *buf, size_t len,
+static ssize_t spi_bench_write(struct file *f, const char __user *buf,
+			       size_t len, loff_t *off)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &n);
+	if (ret)
+		return ret;
+	if (fault_irq)
+		return -EBUSY;
+	ret = fiq_test_map_irq();
+	if (ret < 0)
+		return ret;
+	fault_irq = ret;
+	ret = request_irq(fault_irq, fiq_test_bench_irq, 0, "fiq_test_bench", NULL);
+	if (ret) {
+		fault_irq = 0;
+		return ret;
+	}
+	ret = fiq_test_bench(n, fiq_test_raise);
+	free_irq(fault_irq, NULL);
+	fault_irq = 0;
+	return ret ? ret : len;
+}
+
+static ssize_t bench_read(struct file *f, char __user *buf, size_t len,
 			      loff_t *off)
 {
 	char out[48];
@@ -277,7 +333,12 @@ static ssize_t ipi_bench_read(struct file *f, char __user *buf, size_t len,
 
 static const struct file_operations ipi_bench_fops = {
 	.write = ipi_bench_write,
-	.read = ipi_bench_read,
+	.read = bench_read,
+};
+
+static const struct file_operations spi_bench_fops = {
+	.write = spi_bench_write,
+	.read = bench_read,
 };
 
 static int __init fiq_test_init(void)
@@ -287,6 +348,7 @@ static int __init fiq_test_init(void)
 	debugfs_create_file("irq_storm", 0200, fiq_test_dir, NULL, &irq_storm_fops);
 	debugfs_create_file("irq_oops", 0200, fiq_test_dir, NULL, &irq_oops_fops);
 	debugfs_create_file("ipi_bench", 0600, fiq_test_dir, NULL, &ipi_bench_fops);
+	debugfs_create_file("spi_bench", 0600, fiq_test_dir, NULL, &spi_bench_fops);
 	return 0;
 }
 
