@@ -9,6 +9,7 @@ Without TEMPLATE, print the figures table of the last test run
   {{DIFFSTAT}}       its diffstat
   {{FIGURES_TABLE}}  every figure of the last run, label and value
   {{FIGURE:label}}   the value of the figure with exactly that label
+  {{MATRIX_TABLE}}   the fault matrix of the last run (build/matrix.json)
 
 Placeholders it cannot fill ({{FIGURE:...}} of a test that did not run,
 {{LEAD:...}} notes for a person) are left as they are and listed on
@@ -25,6 +26,8 @@ import sys
 TOP = pathlib.Path(__file__).resolve().parent.parent
 BUILD = TOP / "build"
 TREE = BUILD / "linux"
+sys.path.insert(0, str(TOP / "validation"))
+from report import matrix_table  # noqa: E402
 
 
 def figures() -> list[tuple[str, str, str]]:
@@ -39,6 +42,13 @@ def figures_table(figs) -> str:
         return "(no figures: run the tests first, e.g. make check)"
     w = max(len(label) for _, label, _ in figs)
     return "\n".join(f"  {label:<{w}}  {value}" for _, label, value in figs)
+
+
+def matrix() -> str:
+    path = BUILD / "matrix.json"
+    if not path.exists():
+        return "(no fault matrix: run the tests first, e.g. make check)"
+    return "\n".join("  " + line for line in matrix_table(json.loads(path.read_text())))
 
 
 def git(*args: str) -> str:
@@ -59,6 +69,7 @@ def fill(text: str) -> tuple[str, list[str]]:
         "SHORTLOG": lambda: git("shortlog", "pristine..HEAD"),
         "DIFFSTAT": lambda: git("diff", "--stat=72", "pristine", "HEAD"),
         "FIGURES_TABLE": lambda: figures_table(figs),
+        "MATRIX_TABLE": matrix,
     }
     left: list[str] = []
 

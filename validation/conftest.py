@@ -12,6 +12,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from boards import BUILD  # noqa: E402
 from qemu import Guest  # noqa: E402
+from report import matrix_table  # noqa: E402
 
 FIGURES: list[tuple[str, str, str]] = []
 # fault matrix cells (tests/test_matrix.py): one dict per (setup, FIQ mode, fault)
@@ -66,28 +67,6 @@ def matrix_cell(request):
         cell.setdefault("test", request.node.name)
         MATRIX.append(cell)
     return record
-
-
-def matrix_table(cells: list[dict]) -> list[str]:
-    """The fault matrix as text: one row per (setup, fault), FIQ on | off."""
-    def show(c: dict | None) -> str:
-        if c is None:
-            return "-"
-        if c.get("na"):
-            return "n/a"
-        if not c["entered"]:
-            return f"no entry ({c['how']}, {c['waited']:.0f} s)"
-        culprit = "culprit named" if c["culprit"] else "culprit NOT named"
-        return f"{c['time']:.2f} s {c['how']}, {culprit}"
-    rows, seen = [], {}
-    for c in cells:
-        seen.setdefault((c["setup"], c["fault"]), {})[c["mode"]] = c
-    hdr = ("setup", "fault", "FIQ on (console=ttyNMI0)", "FIQ off (mainline)")
-    for (setup, fault), modes in seen.items():
-        rows.append((setup, fault, show(modes.get("on")), show(modes.get("off"))))
-    w = [max(len(r[i]) for r in rows + [hdr]) for i in range(4)]
-    fmt = "  ".join(f"{{:<{n}}}" for n in w)
-    return [fmt.format(*hdr), fmt.format(*("-" * n for n in w))] + [fmt.format(*r) for r in rows]
 
 
 def pytest_terminal_summary(terminalreporter):

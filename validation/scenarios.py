@@ -127,3 +127,17 @@ def wait_kdb_paged(g, timeout: float) -> float:
         text += g.p.before.decode(errors="replace")
     g.kdb_entry_text = text
     return t
+
+
+def enter_kdb(g, fiq: bool, timeout: float = 5) -> None:
+    """Enter kdb the way a user would: the knock on ttyNMI0 (FIQ on); with
+    FIQ off, mainline's sysrq-g, as BREAK + g where QEMU's mux is on the
+    line (g.mux), else written to /proc/sysrq-trigger from the shell (a
+    test that types raw bytes cannot have the mux: Ctrl-A is its escape)."""
+    if fiq:
+        g.knock()
+    elif g.mux:
+        g.send_break("g")
+    else:
+        g.sh_nowait("echo g > /proc/sysrq-trigger")
+    g.wait_kdb(timeout=timeout)

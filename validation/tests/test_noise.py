@@ -31,7 +31,7 @@ import time
 import pytest
 
 from qemu import GuestError
-from scenarios import start_ticker, ticks_in
+from scenarios import enter_kdb, start_ticker, ticks_in
 
 KNOCK = b"$3#33"
 END = "NOISE-END-6b1f0c"
@@ -89,11 +89,7 @@ def test_noise_never_enters(guest, figure, fiq):
            f"{SIZE / took / 1024:.1f} KiB/s, {got} of {SIZE} bytes delivered, "
            f"0 entries, {len(ticks)} ticks")
     # the debugger still answers the normal way
-    if fiq:
-        g.knock()
-    else:
-        g.sh_nowait("echo g > /proc/sysrq-trigger")
-    g.wait_kdb(timeout=5)
+    enter_kdb(g, fiq)
     g.kdb_go()
     g.resume_shell()
     assert "after-noise" in g.sh("echo after-noise").splitlines()   # ticks may interleave

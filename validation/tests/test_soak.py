@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from scenarios import random_lines, start_ticker, stop_ticker, ticks_in
+from scenarios import enter_kdb, random_lines, start_ticker, stop_ticker, ticks_in
 
 CYCLES = 200
 
@@ -49,11 +49,7 @@ def test_soak_200_entries(guest, figure, fiq):
     done = 0
     t0 = time.monotonic()
     for i in range(CYCLES):
-        if fiq:
-            g.knock()
-        else:
-            g.send_break("g")
-        g.wait_kdb(timeout=5)
+        enter_kdb(g, fiq)
         g.kdb_go()
         last = tick_after(g, last)
         done += 1
