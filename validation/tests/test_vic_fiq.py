@@ -25,6 +25,7 @@ BOARD = "versatilepb"
 VIC = "/amba/interrupt-controller@10140000"
 UART0 = "/amba/uart@101f1000"
 UART1 = "/amba/uart@101f2000"
+SIC = "/amba/interrupt-controller@10003000"
 VIC_FIQ_CAPABLE = 0x10000
 NMI_LINE = re.compile(r"kgdb_nmi: IRQ(\d+) is an NMI: type \$3#33")
 
@@ -189,6 +190,33 @@ def test_sic_line_cannot_be_nmi(guest):
     irqs = g.sh("cat /proc/interrupts")
     assert "kgdb_nmi" not in irqs, irqs
     assert re.search(r"VIC +12 .*uart-pl011$", irqs, re.M), irqs
+    assert g.sh("echo ok") == "ok"
+
+
+def test_flag_on_cascade_input_is_harmless(guest, tmp_path):
+    """VIC_FIQ_CAPABLE on the SIC's own input, VIC source 31, which
+    check-fiq-dt.py rejects ("an interrupt controller is not a FIQ").  At
+    boot the flag only permits a FIQ, and nothing asks a chained handler's
+    line to be an NMI, so the VIC cannot tell this input from a device's
+    and has nothing to refuse: the kernel must boot clean, the SIC must
+    keep delivering its devices' interrupts (the KMI's) and UART0 must stay
+    the FIQ debugger's."""
+    board = BOARDS[BOARD]
+    bad = tmp_path / "sic-input.dtb"
+    set_vic_specifier(board.dtb_path(), bad, SIC, 31, VIC_FIQ_CAPABLE)
+    g = guest(BOARD, dtb=bad, fiq=True)
+    log = g.sh("dmesg | sed 's/^\\[[ 0-9.]*\\] //'")
+    for bad_word in BAD_WORDS:
+        assert bad_word not in log, log[-3000:]
+    assert NMI_LINE.search(log), log[-3000:]
+    irqs = g.sh("cat /proc/interrupts")
+    kmi = re.findall(r"^ *\d+: +(\d+) +interrupt-controller +\d+ .*kmi-pl050$", irqs, re.M)
+    assert kmi and sum(map(int, kmi)) > 0, irqs
+    g.knock()
+    g.wait_kdb(timeout=5)
+    assert "due to NonMaskable Interrupt" in g.kdb_entry_text
+    g.kdb_go()
+    g.sh("")
     assert g.sh("echo ok") == "ok"
 
 
