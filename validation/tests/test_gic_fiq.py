@@ -7,6 +7,7 @@ and records both figures.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -56,6 +57,27 @@ def test_spin_lock_irq_deadlock_entered(guest, figure):
     bt = g.kdb("bt")
     assert "fiq_test_self_deadlock" in bt, bt
     assert "[fiq_test]" in bt, bt
+
+
+def test_declined_oops_keeps_the_knock(guest):
+    """With panic=N kgdb declines to debug an oops (the machine is meant to
+    reboot on panic, not wait at kdb>): the oops must not take the FIQ
+    debugger with it.  A non-fatal oops in a child shell, then the shell
+    (ttyNMI0 input comes through the same NMI) and the knock must still
+    work.  Without "kgdb: Keep the debug NMI enabled when declining an
+    oops", kgdb_handle_exception() returned with the port's NMI masked
+    for good."""
+    g = guest("vexpress-a15", fiq=True, append="panic=30")
+    g.sh_nowait(f"sh -c 'echo EXCEPTION > {LKDTM}'")
+    g.expect("Internal error:", 10)
+    time.sleep(1)
+    assert "Entering kdb" not in g.drain(), "kgdb took the oops despite panic=30"
+    assert g.sh("echo after-oops", timeout=5).splitlines()[-1] == "after-oops"
+    t = lock_up_and_knock(g, f"echo HARDLOCKUP > {LKDTM}",
+                          "Performing direct entry HARDLOCKUP", timeout=2)
+    assert t < 2
+    g.kdb_setup()
+    assert "lkdtm_HARDLOCKUP" in g.kdb("bt")
 
 
 def test_sysrq_and_go_with_fiq_on(guest):
