@@ -115,7 +115,8 @@ def test_broken_versatile_dtb_rejected(tmp_path, case):
 
 @pytest.mark.parametrize("obj", ["drivers/irqchip/irq-gic.o", "drivers/tty/serial/kgdb_nmi.o",
                                  "drivers/tty/serial/amba-pl011.o",
-                                 "drivers/tty/serial/st-asc.o", "arch/arm/kernel/kgdb.o"])
+                                 "drivers/tty/serial/st-asc.o", "arch/arm/kernel/kgdb.o",
+                                 "arch/arm/kernel/smp.o", "kernel/debug/debug_core.o"])
 def test_touched_c_files_build_w1_clean(obj):
     """The C files the series touches (but traps.c, whose asm entry points
     have no prototypes in mainline either) build without W=1 warnings."""
