@@ -160,6 +160,23 @@ static noinline irqreturn_t fiq_test_storm_irq(int irq, void *dev)
 	return IRQ_HANDLED;
 }
 
+/* map the software-raised line and request it: fault_irq while it is held */
+static int fiq_test_request_irq(irq_handler_t handler, const char *name)
+{
+	int ret;
+
+	if (fault_irq)
+		return -EBUSY;
+	ret = fiq_test_map_irq();
+	if (ret < 0)
+		return ret;
+	fault_irq = ret;
+	ret = request_irq(fault_irq, handler, 0, name, NULL);
+	if (ret)
+		fault_irq = 0;
+	return ret;
+}
+
 static noinline irqreturn_t fiq_test_oops_irq(int irq, void *dev)
 {
 	pr_info("fiq_test: oops in the IRQ handler on CPU%d\n", smp_processor_id());
@@ -178,17 +195,9 @@ static ssize_t fault_irq_write(const char __user *buf, size_t len,
 		return ret;
 	if (cpu >= nr_cpu_ids || !cpu_online(cpu))
 		return -EINVAL;
-	if (fault_irq)
-		return -EBUSY;
-	ret = fiq_test_map_irq();
-	if (ret < 0)
+	ret = fiq_test_request_irq(handler, name);
+	if (ret)
 		return ret;
-	fault_irq = ret;
-	ret = request_irq(fault_irq, handler, 0, name, NULL);
-	if (ret) {
-		fault_irq = 0;
-		return ret;
-	}
 	if (num_possible_cpus() > 1) {
 		ret = irq_set_affinity(fault_irq, cpumask_of(cpu));
 		if (ret)
@@ -304,17 +313,9 @@ static ssize_t spi_bench_write(struct file *f, const char __user *buf,
 	ret = kstrtouint_from_user(buf, len, 0, &n);
 	if (ret)
 		return ret;
-	if (fault_irq)
-		return -EBUSY;
-	ret = fiq_test_map_irq();
-	if (ret < 0)
+	ret = fiq_test_request_irq(fiq_test_bench_irq, "fiq_test_bench");
+	if (ret)
 		return ret;
-	fault_irq = ret;
-	ret = request_irq(fault_irq, fiq_test_bench_irq, 0, "fiq_test_bench", NULL);
-	if (ret) {
-		fault_irq = 0;
-		return ret;
-	}
 	ret = fiq_test_bench(n, fiq_test_raise);
 	free_irq(fault_irq, NULL);
 	fault_irq = 0;
@@ -322,7 +323,7 @@ static ssize_t spi_bench_write(struct file *f, const char __user *buf,
 }
 
 static ssize_t bench_read(struct file *f, char __user *buf, size_t len,
-			      loff_t *off)
+			  loff_t *off)
 {
 	char out[48];
 	int n;
