@@ -16,6 +16,15 @@ DEADLOCK = "/sys/kernel/debug/fiq_test/deadlock"
 BAD_WORDS = ("Oops", "BUG:", "WARNING:", "Internal error")
 
 
+def clean_boot_log(g) -> str:
+    """The kernel log without timestamps, asserted free of oopses, BUGs
+    and WARNINGs (a bad device tree must cost one warning, never those)."""
+    log = g.sh("dmesg | sed 's/^\\[[ 0-9.]*\\] //'")
+    for bad_word in BAD_WORDS:
+        assert bad_word not in log, log[-3000:]
+    return log
+
+
 def lock_up_and_knock(g, trigger: str, marker: str, timeout: float) -> float:
     """Lock the CPU with trigger, check the shell is dead, knock; return
     the time from knock to kdb> (raises GuestError if kdb never comes)."""
