@@ -13,7 +13,8 @@ def matrix_table(cells: list[dict]) -> list[str]:
         if not c["entered"]:
             return f"no entry ({c['how']}, {c['waited']:.0f} s)"
         culprit = "culprit named" if c["culprit"] else "culprit NOT named"
-        return f"{c['time']:.2f} s {c['how']}, {culprit}"
+        looks = c.get("attempts", 1)
+        return f"{c['time']:.2f} s {c['how']}, {culprit}" + (f" ({looks} looks)" if looks > 1 else "")
     rows, seen = [], {}
     for c in cells:
         seen.setdefault((c["setup"], c["fault"]), {})[c["mode"]] = c

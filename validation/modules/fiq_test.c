@@ -36,6 +36,15 @@
  *	VIC's software interrupt, made pending n times one after the other
  *	and waited for each time (gic_handle_irq, handle_fasteoi_irq, the
  *	handler, EOI).  Same read-back.
+ *
+ *   echo <ms> > fiq_at_entry
+ *	a FIQ taken on the first instruction of ktime_get(): IRQs and FIQs
+ *	are masked for <ms> milliseconds (a knock sent meanwhile stays
+ *	pending), then ktime_get() is entered by an exception return that
+ *	unmasks FIQ in the same step, so the pending FIQ is taken before
+ *	ktime_get()'s first instruction runs.  A stuck CPU can be sampled
+ *	there at any time; the backtrace must still reach the caller,
+ *	fiq_test_call_at_entry().
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
@@ -92,6 +101,53 @@ static ssize_t deadlock_write(struct file *f, const char __user *buf,
 
 static const struct file_operations deadlock_fops = {
 	.write = deadlock_write,
+};
+
+/*
+ * Call fn with IRQs masked, FIQ unmasked by the branch itself: "ldm {pc}^"
+ * in SVC mode copies SPSR to CPSR as it jumps, and a pending FIQ is taken
+ * before the target's first instruction.  SPSR_svc is free here: the
+ * syscall entry saved the user's CPSR in pt_regs.
+ */
+static noinline void fiq_test_call_at_entry(void (*fn)(void))
+{
+	register unsigned long target asm("r4") = (unsigned long)fn;
+
+	asm volatile(
+	"	mrs	r0, cpsr\n"
+	"	bic	r0, r0, %[f]\n"
+	"	msr	spsr_cxsf, r0\n"
+	"	adr	lr, 1f\n"
+	"	str	%[fn], [sp, #-4]!\n"
+	"	ldmia	sp!, {pc}^\n"
+	"1:\n"
+	: [fn] "+r" (target)
+	: [f] "I" (PSR_F_BIT)
+	: "r0", "r1", "r2", "r3", "ip", "lr", "memory", "cc");
+}
+
+static ssize_t fiq_at_entry_write(struct file *f, const char __user *buf,
+				  size_t len, loff_t *off)
+{
+	unsigned long flags;
+	unsigned int ms;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &ms);
+	if (ret)
+		return ret;
+	pr_info("fiq_test: FIQ masked for %u ms, then taken at ktime_get+0x0 (%px)\n",
+		ms, ktime_get);
+	local_irq_save(flags);
+	local_fiq_disable();
+	mdelay(ms);
+	fiq_test_call_at_entry((void (*)(void))ktime_get);
+	local_irq_restore(flags);
+	return len;
+}
+
+static const struct file_operations fiq_at_entry_fops = {
+	.write = fiq_at_entry_write,
 };
 
 /* --- a software-raised level interrupt: storm and oops ------------------ */
@@ -350,6 +406,7 @@ static int __init fiq_test_init(void)
 	debugfs_create_file("irq_oops", 0200, fiq_test_dir, NULL, &irq_oops_fops);
 	debugfs_create_file("ipi_bench", 0600, fiq_test_dir, NULL, &ipi_bench_fops);
 	debugfs_create_file("spi_bench", 0600, fiq_test_dir, NULL, &spi_bench_fops);
+	debugfs_create_file("fiq_at_entry", 0200, fiq_test_dir, NULL, &fiq_at_entry_fops);
 	return 0;
 }
 

@@ -1,0 +1,116 @@
+"""A FIQ can sample a stuck CPU on any instruction, including the first one
+of a function, before its prologue has built a frame.  unwind_frame() knows
+that case (return address still in LR) only if an unwind index entry starts
+at that address; by default ld merges a function's entry into the previous
+one when their unwind instructions are the same, and then the backtrace
+stops ("ktime_get from 0x0") instead of reaching the caller.  That is how
+test_fault_cell[versatilepb-on-softlockup] once lost its culprit: the FIQ
+came in on ktime_get+0x0 in the timer interrupt.
+
+The series links vmlinux with --no-merge-exidx-entries.  These tests check
+the ARMv7 index against the pristine (mainline) kernel built in the same
+run, and make the FIQ land on ktime_get+0x0 on purpose (fiq_test.ko
+fiq_at_entry) on both interrupt controllers, ARMv7 and ARMv5.
+"""
+from __future__ import annotations
+
+import re
+import struct
+import subprocess
+import time
+
+import pytest
+
+from boards import BOARDS, BUILD
+
+OBJCOPY = "arm-linux-gnueabi-objcopy"
+READELF = "arm-linux-gnueabi-readelf"
+NM = "arm-linux-gnueabi-nm"
+
+
+def index_starts(vmlinux) -> set[int]:
+    """The function addresses .ARM.unwind_idx has an entry for (each entry:
+    a prel31 offset to the function, then its unwind instructions)."""
+    sections = subprocess.run([READELF, "-SW", str(vmlinux)], check=True,
+                              capture_output=True, text=True).stdout
+    m = re.search(r"\.ARM\.unwind_idx\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)", sections)
+    assert m, f"{vmlinux}: no .ARM.unwind_idx (CONFIG_ARM_UNWIND off?)"
+    base = int(m.group(1), 16)
+    raw = subprocess.run([OBJCOPY, "-O", "binary", "--only-section=.ARM.unwind_idx",
+                          str(vmlinux), "/dev/stdout"], check=True, capture_output=True).stdout
+    starts = set()
+    for off in range(0, len(raw), 8):
+        prel31 = struct.unpack_from("<I", raw, off)[0] & 0x7fffffff
+        if prel31 & 0x40000000:
+            prel31 -= 0x80000000
+        starts.add((base + off + prel31) & 0xffffffff)
+    return starts
+
+
+def functions(vmlinux) -> dict[str, int]:
+    out = subprocess.run([NM, str(vmlinux)], check=True, capture_output=True, text=True).stdout
+    funcs = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tT" and not parts[2].startswith("$"):
+            funcs[parts[2]] = int(parts[0], 16)
+    return funcs
+
+
+def without_entry(vmlinux) -> tuple[int, list[str]]:
+    starts = index_starts(vmlinux)
+    funcs = functions(vmlinux)
+    return len(funcs), sorted(n for n, a in funcs.items() if a not in starts)
+
+
+def test_merged_unwind_entries_are_gone(figure):
+    """The ARMv7 kernel against the pristine one (same config, mainline
+    link): functions without an index entry of their own.  What remains
+    with the series is code without unwind tables (assembly without
+    UNWIND() annotations, __exit code discarded with its entries); ld's
+    merging accounts for the rest, at least nine tenths in mainline."""
+    total, missing = without_entry(BUILD / "out" / "armv7" / "vmlinux")
+    p_total, p_missing = without_entry(BUILD / "out" / "pristine-armv7" / "vmlinux")
+    ratio = len(missing) / len(p_missing)
+    figure("unwind index armv7: functions without their own entry",
+           f"{len(missing)} of {total} vs pristine {len(p_missing)} of {p_total} "
+           f"(ratio {ratio:.3f})")
+    assert "ktime_get" in p_missing, "ktime_get has its own entry in mainline: pick another target"
+    assert "ktime_get" not in missing
+    assert ratio < 0.1, f"{len(missing)} functions still share an entry, e.g. {missing[:5]}"
+
+
+@pytest.mark.parametrize("board", ["vexpress-a15", "versatilepb"])
+def test_fiq_on_a_first_instruction_unwinds_to_the_caller(guest, figure, board):
+    """FIQ on: IRQs and FIQs masked for 2 s, the knock sent meanwhile, then
+    ktime_get() entered with FIQ unmasked by the branch: kdb is entered at
+    ktime_get's address and bt goes on through the caller to the write()
+    that started it.
+
+    kgdboc=ttyAMA0,115200 has the PL011 set up (FIFO on) as a console on
+    it would: QEMU resets it with the FIFO off, and nothing else sets it up
+    when the console is ttyNMI0, so the 5-byte knock would arrive one byte
+    per FIQ and only the last FIQ, somewhere later, would enter kdb."""
+    funcs = functions(BUILD / "out" / BOARDS[board].flavour / "vmlinux")
+    g = guest(board, fiq=True, cmdline="console=ttyNMI0 kgdboc=ttyAMA0,115200")
+    g.sh_nowait("echo 2000 > /sys/kernel/debug/fiq_test/fiq_at_entry")
+    g.expect("FIQ masked for 2000 ms", 10)
+    time.sleep(0.5)
+    g.knock()
+    g.wait_kdb(timeout=10)
+    m = re.search(r"due to NonMaskable Interrupt @ (0x[0-9a-f]+)", g.kdb_entry_text)
+    assert m, g.kdb_entry_text
+    assert int(m.group(1), 16) == funcs["ktime_get"], \
+        f"entered at {m.group(1)}, ktime_get is at {funcs['ktime_get']:#x}"
+    g.kdb_setup()
+    bt = g.kdb("bt")
+    below = bt[bt.find("__fiq_svc from"):]
+    callers = re.findall(r"^ \S+ (?:\[\w+\] )?from (\S+)", below, re.M)
+    figure(f"{board} FIQ taken at ktime_get+0x0: bt frames from __fiq_svc down",
+           f"{len(callers)}, the last from {callers[-1] if callers else '-'}")
+    assert re.search(r"__fiq_svc from ktime_get\+0x0/", bt), bt
+    assert re.search(r"ktime_get from fiq_test_call_at_entry[.\w]*\+", bt), bt
+    assert re.search(r"fiq_at_entry_write \[fiq_test\] from ", bt), bt
+    g.kdb_go()
+    g.resume_shell()
+    assert g.sh("echo alive") == "alive"
