@@ -82,7 +82,8 @@ def test_merged_unwind_entries_are_gone(figure):
 
 @pytest.mark.parametrize("board", ["vexpress-a15", "versatilepb"])
 def test_fiq_on_a_first_instruction_unwinds_to_the_caller(guest, figure, board):
-    """FIQ on: IRQs and FIQs masked for 2 s, the knock sent meanwhile, then
+    """FIQ on: IRQs and FIQs masked for 3 s, the knock sent after 0.5 s
+    (room to spare: ARMv5's mdelay() is a loop calibrated at boot), then
     ktime_get() entered with FIQ unmasked by the branch: kdb is entered at
     ktime_get's address and bt goes on through the caller to the write()
     that started it.
@@ -93,8 +94,8 @@ def test_fiq_on_a_first_instruction_unwinds_to_the_caller(guest, figure, board):
     per FIQ and only the last FIQ, somewhere later, would enter kdb."""
     funcs = functions(BUILD / "out" / BOARDS[board].flavour / "vmlinux")
     g = guest(board, fiq=True, cmdline="console=ttyNMI0 kgdboc=ttyAMA0,115200")
-    g.sh_nowait("echo 2000 > /sys/kernel/debug/fiq_test/fiq_at_entry")
-    g.expect("FIQ masked for 2000 ms", 10)
+    g.sh_nowait("echo 3000 > /sys/kernel/debug/fiq_test/fiq_at_entry")
+    g.expect("FIQ masked for 3000 ms", 10)
     time.sleep(0.5)
     g.knock()
     g.wait_kdb(timeout=10)
