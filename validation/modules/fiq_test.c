@@ -45,6 +45,12 @@
  *	ktime_get()'s first instruction runs.  A stuck CPU can be sampled
  *	there at any time; the backtrace must still reach the caller,
  *	fiq_test_call_at_entry().
+ *
+ *   echo <ms> > busy_wait
+ *	a driver polling a device with IRQs masked: mdelay(<ms>) between
+ *	local_irq_save() and local_irq_restore(), in fiq_test_busy_wait().
+ *	Where no timer provides udelay() (versatile, vexpress-a9) the CPU
+ *	spins in arch/arm/lib/delay-loop.S.
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
@@ -150,6 +156,33 @@ static const struct file_operations fiq_at_entry_fops = {
 	.write = fiq_at_entry_write,
 };
 
+static noinline void fiq_test_busy_wait(unsigned int ms)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	mdelay(ms);
+	local_irq_restore(flags);
+}
+
+static ssize_t busy_wait_write(struct file *f, const char __user *buf,
+			       size_t len, loff_t *off)
+{
+	unsigned int ms;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &ms);
+	if (ret)
+		return ret;
+	pr_info("fiq_test: busy-waiting %u ms with IRQs masked\n", ms);
+	fiq_test_busy_wait(ms);
+	return len;
+}
+
+static const struct file_operations busy_wait_fops = {
+	.write = busy_wait_write,
+};
+
 /* --- a software-raised level interrupt: storm and oops ------------------ */
 
 static const struct of_device_id fiq_test_gic_ids[] = {
@@ -201,17 +234,14 @@ static void fiq_test_raise(void)
 
 static noinline irqreturn_t fiq_test_storm_irq(int irq, void *dev)
 {
-	u64 end = ktime_get_ns() + NSEC_PER_MSEC;
-
 	if (atomic_inc_return(&storm_count) == 1)
 		pr_info("fiq_test: IRQ storm on CPU%d\n", smp_processor_id());
 	/*
-	 * Not mdelay(): without a timer-based delay (Cortex-A9 vexpress) it
-	 * spins in arch/arm/lib/delay-loop.S, which has no unwind tables, and
-	 * a backtrace taken there stops before reaching this handler.
+	 * Without a delay timer (vexpress-a9, versatile) this spins in
+	 * arch/arm/lib/delay-loop.S: a backtrace from there reaches this
+	 * handler only with the series' unwind annotations of the loop.
 	 */
-	while (ktime_get_ns() < end)
-		cpu_relax();
+	mdelay(1);
 	fiq_test_raise();
 	return IRQ_HANDLED;
 }
@@ -407,6 +437,7 @@ static int __init fiq_test_init(void)
 	debugfs_create_file("ipi_bench", 0600, fiq_test_dir, NULL, &ipi_bench_fops);
 	debugfs_create_file("spi_bench", 0600, fiq_test_dir, NULL, &spi_bench_fops);
 	debugfs_create_file("fiq_at_entry", 0200, fiq_test_dir, NULL, &fiq_at_entry_fops);
+	debugfs_create_file("busy_wait", 0200, fiq_test_dir, NULL, &busy_wait_fops);
 	return 0;
 }
 

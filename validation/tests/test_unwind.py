@@ -11,6 +11,12 @@ The series links vmlinux with --no-merge-exidx-entries.  These tests check
 the ARMv7 index against the pristine (mainline) kernel built in the same
 run, and make the FIQ land on ktime_get+0x0 on purpose (fiq_test.ko
 fiq_at_entry) on both interrupt controllers, ARMv7 and ARMv5.
+
+The other place a stuck CPU is sampled in is a delay: a driver polling
+with udelay()/mdelay() and IRQs masked.  Without a delay timer that is
+arch/arm/lib/delay-loop.S, which had no unwind annotations (the series'
+second patch adds them): fiq_test.ko busy_wait on versatilepb and
+vexpress-a9.
 """
 from __future__ import annotations
 
@@ -114,4 +120,32 @@ def test_fiq_on_a_first_instruction_unwinds_to_the_caller(guest, figure, board):
     assert re.search(r"fiq_at_entry_write \[fiq_test\] from ", bt), bt
     g.kdb_go()
     g.resume_shell()
+    assert g.sh("echo alive") == "alive"
+
+
+@pytest.mark.parametrize("board", ["versatilepb", "vexpress-a9"])
+def test_fiq_in_the_delay_loop_unwinds_to_the_caller(guest, figure, board):
+    """FIQ on: a driver busy-waiting 3 s in mdelay() with IRQs masked
+    (fiq_test.ko busy_wait), the knock sent after 0.5 s.  Neither board
+    has a delay timer, so the FIQ samples the CPU in delay-loop.S, whose
+    functions had no unwind entries: bt must still go on to the caller,
+    fiq_test_busy_wait(), and the write() that started it."""
+    g = guest(board, fiq=True)
+    g.sh_nowait("echo 3000 > /sys/kernel/debug/fiq_test/busy_wait")
+    g.expect("busy-waiting 3000 ms with IRQs masked", 10)
+    time.sleep(0.5)
+    t0 = g.knock()
+    g.wait_kdb(timeout=2)
+    t = time.monotonic() - t0
+    g.kdb_setup()
+    bt = g.kdb("bt")
+    below = bt[bt.find("__fiq_svc from"):]
+    callers = re.findall(r"^ \S+ (?:\[\w+\] )?from (\S+)", below, re.M)
+    figure(f"{board} FIQ in mdelay() with IRQs masked: knock->kdb>, bt frames from __fiq_svc down",
+           f"{t:.3f} s, {len(callers)}, the last from {callers[-1] if callers else '-'}")
+    assert re.search(r"__fiq_svc from __loop_\w*delay\+", bt), bt
+    assert re.search(r"__loop_\w*delay from fiq_test_busy_wait\+", bt), bt
+    assert re.search(r"fiq_test_busy_wait \[fiq_test\] from busy_wait_write\+", bt), bt
+    g.kdb_go()
+    g.resume_shell(settle=3)
     assert g.sh("echo alive") == "alive"
