@@ -17,8 +17,9 @@
  *	(GIC: reading GICC_IAR; VIC: irq-vic.c's ack writes VICSoftIntClear),
  *	so the handler raises the line again before returning: from the
  *	CPU's point of view a level interrupt that nothing clears.  The
- *	handler spends 1 ms per interrupt (a slow device's handler), so a
- *	sample of the stuck CPU most likely lands in it.
+ *	handler polls a status register for 1 ms per interrupt (a slow
+ *	device's handler), so a sample of the stuck CPU most likely lands
+ *	in it.
  *
  *   echo <cpu> > irq_oops
  *	the same interrupt, once, with a handler that dereferences NULL: an
@@ -75,6 +76,7 @@ static unsigned int storm_spi = 47;
 module_param(storm_spi, uint, 0444);
 MODULE_PARM_DESC(storm_spi, "GIC SPI used for irq_storm/irq_oops (no device may drive it)");
 
+#define VIC_RAW_STATUS		0x08
 #define VIC_SOFT_INT		0x18
 #define VIC_SOURCE_SOFTINT	1
 
@@ -232,16 +234,30 @@ static void fiq_test_raise(void)
 		irq_set_irqchip_state(fault_irq, IRQCHIP_STATE_PENDING, true);
 }
 
+static void fiq_test_poll_status(void)
+{
+	bool active;
+
+	if (vic_base)
+		readl_relaxed(vic_base + VIC_RAW_STATUS);
+	else
+		irq_get_irqchip_state(fault_irq, IRQCHIP_STATE_ACTIVE, &active);
+}
+
 static noinline irqreturn_t fiq_test_storm_irq(int irq, void *dev)
 {
+	u64 end = ktime_get_ns() + NSEC_PER_MSEC;
+
 	if (atomic_inc_return(&storm_count) == 1)
 		pr_info("fiq_test: IRQ storm on CPU%d\n", smp_processor_id());
 	/*
-	 * Without a delay timer (vexpress-a9, versatile) this spins in
-	 * arch/arm/lib/delay-loop.S: a backtrace from there reaches this
-	 * handler only with the series' unwind annotations of the loop.
+	 * A slow device: its handler polls a status register (the line's
+	 * state in the interrupt controller) for 1 ms.  Under QEMU the
+	 * knock's FIQ mostly comes in right after an I/O access of the vCPU
+	 * (a register or the clock): most of those must be in this handler.
 	 */
-	mdelay(1);
+	while (ktime_get_ns() < end)
+		fiq_test_poll_status();
 	fiq_test_raise();
 	return IRQ_HANDLED;
 }
