@@ -180,7 +180,7 @@ def test_fault_cell(guest, figure, matrix_cell, setup, mode, fault):
                 attempts=attempts)
     figure(f"matrix {setup} FIQ {mode} {fault}: {how}->kdb>",
            (f"{t:.3f} s, culprit {'named' if named else 'NOT named'}"
-            + (f" (entries: {attempts})" if attempts > 1 else "")
+            + (f" ({attempts} looks)" if attempts > 1 else "")
             + (", roundup timed out" if timed_out else ""))
            if entered else f"no entry in {waited} s")
     if fiq:

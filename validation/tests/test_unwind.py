@@ -69,6 +69,22 @@ def without_entry(vmlinux) -> tuple[int, list[str]]:
     return len(funcs), sorted(n for n, a in funcs.items() if a not in starts)
 
 
+def bt_below_the_fiq(g) -> tuple[str, str]:
+    """kdb's bt, and the frames it shows from __fiq_svc down as a figure:
+    "<count>, the last from <caller>"."""
+    g.kdb_setup()
+    bt = g.kdb("bt")
+    below = bt[bt.find("__fiq_svc from"):]
+    callers = re.findall(r"^ \S+ (?:\[\w+\] )?from (\S+)", below, re.M)
+    return bt, f"{len(callers)}, the last from {callers[-1] if callers else '-'}"
+
+
+def go_back_to_the_shell(g, settle: float = 1.0) -> None:
+    g.kdb_go()
+    g.resume_shell(settle=settle)
+    assert g.sh("echo alive") == "alive"
+
+
 def test_merged_unwind_entries_are_gone(figure):
     """The ARMv7 kernel against the pristine one (same config, mainline
     link): functions without an index entry of their own.  What remains
@@ -109,18 +125,12 @@ def test_fiq_on_a_first_instruction_unwinds_to_the_caller(guest, figure, board):
     assert m, g.kdb_entry_text
     assert int(m.group(1), 16) == funcs["ktime_get"], \
         f"entered at {m.group(1)}, ktime_get is at {funcs['ktime_get']:#x}"
-    g.kdb_setup()
-    bt = g.kdb("bt")
-    below = bt[bt.find("__fiq_svc from"):]
-    callers = re.findall(r"^ \S+ (?:\[\w+\] )?from (\S+)", below, re.M)
-    figure(f"{board} FIQ taken at ktime_get+0x0: bt frames from __fiq_svc down",
-           f"{len(callers)}, the last from {callers[-1] if callers else '-'}")
+    bt, frames = bt_below_the_fiq(g)
+    figure(f"{board} FIQ taken at ktime_get+0x0: bt frames from __fiq_svc down", frames)
     assert re.search(r"__fiq_svc from ktime_get\+0x0/", bt), bt
     assert re.search(r"ktime_get from fiq_test_call_at_entry[.\w]*\+", bt), bt
     assert re.search(r"fiq_at_entry_write \[fiq_test\] from ", bt), bt
-    g.kdb_go()
-    g.resume_shell()
-    assert g.sh("echo alive") == "alive"
+    go_back_to_the_shell(g)
 
 
 @pytest.mark.parametrize("board", ["versatilepb", "vexpress-a9"])
@@ -137,15 +147,10 @@ def test_fiq_in_the_delay_loop_unwinds_to_the_caller(guest, figure, board):
     t0 = g.knock()
     g.wait_kdb(timeout=2)
     t = time.monotonic() - t0
-    g.kdb_setup()
-    bt = g.kdb("bt")
-    below = bt[bt.find("__fiq_svc from"):]
-    callers = re.findall(r"^ \S+ (?:\[\w+\] )?from (\S+)", below, re.M)
+    bt, frames = bt_below_the_fiq(g)
     figure(f"{board} FIQ in mdelay() with IRQs masked: knock->kdb>, bt frames from __fiq_svc down",
-           f"{t:.3f} s, {len(callers)}, the last from {callers[-1] if callers else '-'}")
+           f"{t:.3f} s, {frames}")
     assert re.search(r"__fiq_svc from __loop_\w*delay\+", bt), bt
     assert re.search(r"__loop_\w*delay from fiq_test_busy_wait\+", bt), bt
     assert re.search(r"fiq_test_busy_wait \[fiq_test\] from busy_wait_write\+", bt), bt
-    g.kdb_go()
-    g.resume_shell(settle=3)
-    assert g.sh("echo alive") == "alive"
+    go_back_to_the_shell(g, settle=3)   # the rest of the 3 s wait first
