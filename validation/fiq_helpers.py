@@ -1,7 +1,9 @@
 """Steps shared by the FIQ debugger tests of every interrupt controller
-(tests/test_gic_fiq.py, tests/test_vic_fiq.py)."""
+(tests/test_gic_fiq.py, tests/test_vic_fiq.py, tests/test_trustzone.py,
+tests/test_harm.py)."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import re
@@ -9,32 +11,100 @@ import time
 
 import pytest
 
-from qemu import GuestError
+from boards import BOARDS, Board
+from qemu import CMDLINE_FIQ, GuestError
 
 LKDTM = "/sys/kernel/debug/provoke-crash/DIRECT"
 DEADLOCK = "/sys/kernel/debug/fiq_test/deadlock"
-BAD_WORDS = ("Oops", "BUG:", "WARNING:", "Internal error")
+BAD_WORDS = ("Oops", "BUG:", "WARNING:", "Internal error", "Unable to handle")
+# Every pr_warn/pr_err the series adds (irqchip/, kgdb/; WARN*() is
+# "WARNING:" above), one regex per message (test_harm.py::
+# test_series_warnings_are_listed keeps the list in step with the patches)
+SERIES_WARNINGS = (
+    r"GIC: hwirq \d+: .+ in interrupt specifier \(0x[0-9a-f]+\), using it as an IRQ",
+    r"VIC \S+: source \d+ out of range in interrupt specifier, no interrupt",
+    r"VIC \S+: source \d+: .+ in interrupt specifier \(0x[0-9a-f]+\), using it as an IRQ",
+    r"VIC: unexpected FIQ from source \d+, masked",
+    r"kgdb_nmi: the debug port offers no interrupt for NMI entry",
+    r"kgdb_nmi: IRQ\d+ cannot be an NMI \(-?\d+\)",
+)
+# genirq's NMI core's (kernel/irq/manage.c)
+GENIRQ_NMI_ERRORS = (
+    r"Failed to setup NMI delivery: irq \d+",
+    r"Invalid attempt to share NMI for ",
+)
+# the FIQ debugger asked for, ttyAMA0 (the last console= wins) the console
+# where the port's interrupt cannot be a FIQ
+CMDLINE_FIQ_OR_IRQ = f"{CMDLINE_FIQ} console=ttyAMA0"
+# ttyNMI0 asked for where the port's interrupt cannot be a FIQ
+NMI_REFUSED = r"kgdb_nmi: IRQ\d+ cannot be an NMI \(-22\)"
 
 
-def clean_boot_log(g) -> str:
+def clean_boot_log(g, expect: tuple[str, ...] = ()) -> str:
     """The kernel log without timestamps, asserted free of oopses, BUGs
-    and WARNINGs (a bad device tree must cost one warning, never those)."""
+    and WARNINGs (a bad device tree must cost one warning, never those),
+    and of the series' (and genirq's NMI) warnings and errors but those
+    the test provokes on purpose: expect, regexes, each of which must
+    match one of them."""
     log = g.sh("dmesg | sed 's/^\\[[ 0-9.]*\\] //'")
     for bad_word in BAD_WORDS:
         assert bad_word not in log, log[-3000:]
+    warned = [line for line in log.splitlines()
+              if any(re.search(w, line) for w in SERIES_WARNINGS + GENIRQ_NMI_ERRORS)]
+    unasked = [line for line in warned if not any(re.search(e, line) for e in expect)]
+    assert not unasked, f"warnings no test asked for: {unasked}"
+    for e in expect:
+        assert any(re.search(e, line) for line in warned), \
+            f"expected warning {e!r} missing; the series warned: {warned}"
     return log
 
 
-def lock_up_and_knock(g, trigger: str, marker: str, timeout: float) -> float:
-    """Lock the CPU with trigger, check the shell is dead, knock; return
-    the time from knock to kdb> (raises GuestError if kdb never comes)."""
+def pristine_board(name: str) -> Board:
+    """Board name booting the ARMv7 kernel without the series, built in the
+    same run with the same config (scripts/pristine.sh, make pristine),
+    with its own DTBs and fiq_test.ko."""
+    board = dataclasses.replace(BOARDS[name], flavour="pristine-armv7")
+    for f in (board.kernel(), board.initrd()):
+        if not f.exists():
+            pytest.fail(f"{f} missing: run 'bash scripts/pristine.sh' (make pristine)")
+    return board
+
+
+def lock_up(g, trigger: str, marker: str) -> None:
+    """Lock the CPU with trigger; assert it happened: marker printed, the
+    shell dead."""
     g.sh_nowait(trigger)
     g.expect(marker, 10)
     with pytest.raises(GuestError):
         g.sh("echo alive", timeout=1.5)
+
+
+def lock_up_and_knock(g, trigger: str, marker: str, timeout: float) -> float:
+    """lock_up(), then knock; return the time from knock to kdb> (raises
+    GuestError if kdb never comes)."""
+    lock_up(g, trigger, marker)
     t0 = g.knock()
     g.wait_kdb(timeout=timeout)
     return time.monotonic() - t0
+
+
+def lock_up_beyond_reach(g, trigger: str, marker: str, seconds: float = 10) -> None:
+    """The control of a FIQ-off (or FIQ-unavailable) boot, in one boot of a
+    Guest(..., mux=True): mainline's way into kdb from the serial line,
+    BREAK + g (sysrq-g in the UART's IRQ handler), works while the kernel is
+    healthy; then lock_up(), and neither BREAK + g nor the knock reaches kdb
+    within seconds."""
+    g.send_break("g")
+    g.wait_kdb(timeout=5)
+    g.kdb_go()
+    g.resume_shell()
+    assert g.sh("echo healthy") == "healthy"
+    lock_up(g, trigger, marker)
+    g.send_break("g")
+    time.sleep(0.5)
+    g.knock()
+    with pytest.raises(GuestError):
+        g.wait_kdb(timeout=seconds)
 
 
 def ttynmi0_roundtrip(g, figure, nlines: int, chunk: int, delay: float,

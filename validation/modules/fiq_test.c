@@ -52,6 +52,11 @@
  *	local_irq_save() and local_irq_restore(), in fiq_test_busy_wait().
  *	Where no timer provides udelay() (versatile, vexpress-a9) the CPU
  *	spins in arch/arm/lib/delay-loop.S.
+ *
+ *   cat gic_regs
+ *	what the GIC holds (group, enable, priority, target, config of every
+ *	interrupt; the CPU interfaces' CTLR, PMR, BPR), per CPU where banked:
+ *	the FIQ-off kernel must leave it as mainline does.
  */
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
@@ -66,8 +71,10 @@
 #include <linux/module.h>
 #include <linux/of.h>
 #include <linux/of_address.h>
+#include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 static DEFINE_SPINLOCK(fiq_test_lock);
 static struct dentry *fiq_test_dir;
@@ -444,6 +451,105 @@ static const struct file_operations spi_bench_fops = {
 	.read = bench_read,
 };
 
+/* --- what the GIC holds: gic_regs (does the series leave it as mainline?) */
+
+/* a register, or an array of them with per interrupts each (per > 0) */
+struct fiq_test_gic_reg {
+	const char *name;
+	u32 off;
+	unsigned int per;
+};
+
+/* the distributor's per-interrupt arrays; INTIDs 0-31 are banked per CPU */
+static const struct fiq_test_gic_reg fiq_test_gicd_arrays[] = {
+	{ "GICD_IGROUPR", 0x080, 32 },
+	{ "GICD_ISENABLER", 0x100, 32 },
+	{ "GICD_IPRIORITYR", 0x400, 4 },
+	{ "GICD_ITARGETSR", 0x800, 4 },
+	{ "GICD_ICFGR", 0xc00, 16 },
+};
+
+/* the CPU interface's (banked) */
+static const struct fiq_test_gic_reg fiq_test_gicc_regs[] = {
+	{ "GICC_CTLR", 0x00 },
+	{ "GICC_PMR", 0x04 },
+	{ "GICC_BPR", 0x08 },
+};
+
+struct fiq_test_gic_dump {
+	struct seq_file *m;
+	void __iomem *dist;
+	void __iomem *cpu;
+};
+
+/* the distributor arrays' registers for INTIDs from..to-1, name<n><where> */
+static void fiq_test_gic_show_arrays(struct fiq_test_gic_dump *d, unsigned int from,
+				     unsigned int to, const char *where)
+{
+	const struct fiq_test_gic_reg *r;
+	unsigned int i, n;
+
+	for (i = 0; i < ARRAY_SIZE(fiq_test_gicd_arrays); i++) {
+		r = &fiq_test_gicd_arrays[i];
+		for (n = from / r->per; n < to / r->per; n++)
+			seq_printf(d->m, "%s%u%s %#010x\n", r->name, n, where,
+				   readl_relaxed(d->dist + r->off + 4 * n));
+	}
+}
+
+/* run on each CPU (a kworker bound to it): its banked registers */
+static long fiq_test_gic_show_banked(void *arg)
+{
+	struct fiq_test_gic_dump *d = arg;
+	const struct fiq_test_gic_reg *r;
+	char where[16];
+	unsigned int i;
+
+	snprintf(where, sizeof(where), ".cpu%u", smp_processor_id());
+	fiq_test_gic_show_arrays(d, 0, 32, where);
+	for (i = 0; i < ARRAY_SIZE(fiq_test_gicc_regs); i++) {
+		r = &fiq_test_gicc_regs[i];
+		seq_printf(d->m, "%s%s %#010x\n", r->name, where, readl_relaxed(d->cpu + r->off));
+	}
+	return 0;
+}
+
+/*
+ * cat gic_regs: "name value" lines, read from the GIC of the DT (the
+ * distributor and CPU interface, reg 0 and 1): GICD_CTLR, the arrays above
+ * for every SPI, then for each online CPU its banked copies, named
+ * <name>.cpu<n>.  Read-only: nothing with a side effect (no IAR).
+ */
+static int gic_regs_show(struct seq_file *m, void *unused)
+{
+	struct fiq_test_gic_dump d = { .m = m };
+	struct device_node *np;
+	unsigned int cpu, lines;
+	int ret = -ENOMEM;
+
+	np = of_find_matching_node(NULL, fiq_test_gic_ids);
+	if (!np)
+		return -ENODEV;
+	d.dist = of_iomap(np, 0);
+	d.cpu = of_iomap(np, 1);
+	of_node_put(np);
+	if (d.dist && d.cpu) {
+		/* GICD_TYPER.ITLinesNumber */
+		lines = 32 * ((readl_relaxed(d.dist + 0x004) & 0x1f) + 1);
+		seq_printf(m, "GICD_CTLR %#010x\n", readl_relaxed(d.dist));
+		fiq_test_gic_show_arrays(&d, 32, lines, "");
+		for_each_online_cpu(cpu)
+			work_on_cpu_safe(cpu, fiq_test_gic_show_banked, &d);
+		ret = 0;
+	}
+	if (d.cpu)
+		iounmap(d.cpu);
+	if (d.dist)
+		iounmap(d.dist);
+	return ret;
+}
+DEFINE_SHOW_ATTRIBUTE(gic_regs);
+
 static int __init fiq_test_init(void)
 {
 	fiq_test_dir = debugfs_create_dir("fiq_test", NULL);
@@ -454,6 +560,7 @@ static int __init fiq_test_init(void)
 	debugfs_create_file("spi_bench", 0600, fiq_test_dir, NULL, &spi_bench_fops);
 	debugfs_create_file("fiq_at_entry", 0200, fiq_test_dir, NULL, &fiq_at_entry_fops);
 	debugfs_create_file("busy_wait", 0200, fiq_test_dir, NULL, &busy_wait_fops);
+	debugfs_create_file("gic_regs", 0400, fiq_test_dir, NULL, &gic_regs_fops);
 	return 0;
 }
 
