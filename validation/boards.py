@@ -29,21 +29,30 @@ class Board:
             return self.qemu_dtb_path()
         return BUILD / "out" / self.flavour / "arch/arm/boot/dts" / self.dtb
 
+    def qemu_machine(self, smp: int = 1, machine_opts: str = "") -> list[str]:
+        """qemu-system-arm's arguments for the machine itself: board,
+        memory, CPUs, no display and no NIC.  The kernels have no network,
+        and virt's default NIC (virtio-net-pci) wants a boot ROM,
+        efi-virtio.rom, from ipxe-qemu, which qemu-system-arm only
+        recommends: without -nic none virt does not start where it is
+        missing."""
+        machine = self.machine + ("," + machine_opts if machine_opts else "")
+        return (["-M", machine, "-m", self.memory, "-smp", str(smp),
+                 "-display", "none", "-nic", "none"]
+                + (["-cpu", self.cpu] if self.cpu else []))
+
     def qemu_dtb_path(self, smp: int = 1, machine_opts: str = "") -> pathlib.Path:
         """The DTB QEMU generates for this machine (-machine dumpdtb=),
         packed: QEMU pads it to 1 MiB, and a 1 MiB -dtb stops the ARM
         kernel before its first message.  Regenerated on every call (it
         depends on the machine options, -m and -smp; a tenth of a second)."""
-        machine = self.machine + ("," + machine_opts if machine_opts else "")
         tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{machine_opts}-smp{smp}").strip("-")
         out = BUILD / "dtbs" / f"{self.name}-{tag}.dtb"
         out.parent.mkdir(parents=True, exist_ok=True)
         raw = out.with_suffix(".raw.dtb")
-        cmd = ["qemu-system-arm", "-M", f"{machine},dumpdtb={raw}",
-               "-m", self.memory, "-smp", str(smp), "-display", "none"]
-        if self.cpu:
-            cmd += ["-cpu", self.cpu]
-        subprocess.run(cmd, check=True, capture_output=True)
+        dump = ",".join(o for o in (machine_opts, f"dumpdtb={raw}") if o)
+        subprocess.run(["qemu-system-arm"] + self.qemu_machine(smp, dump),
+                       check=True, capture_output=True)
         subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dtb", "-o", str(out), str(raw)],
                        check=True)
         raw.unlink()

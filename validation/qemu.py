@@ -10,6 +10,7 @@ import fcntl
 import os
 import pathlib
 import re
+import secrets
 import shlex
 import signal
 import time
@@ -20,13 +21,27 @@ from boards import BOARDS, BUILD, Board
 
 SHELL_PROMPT = "fiqsh# "
 KDB_PROMPT = re.compile(rb"(\[\d+\])?kdb> ")
-KMSG = re.compile(r"\[\s*\d+\.\d+\] [^\n]*(\n|$)")
+KLINE = r"\[\s*\d+\.\d+\] [^\n]*"      # a kernel message as the console shows it
+KMSG = re.compile(KLINE + r"(\n|$)")
+# the last lines of a boot: the kernel starting /init, init's marker, the
+# shell's prompt (a kernel message may split any of them, not all three)
+BOOTED = re.compile(rb"Run /init as init process|init: shell ready|"
+                    + re.escape(SHELL_PROMPT.encode()))
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 LOGS = BUILD / "logs"
 
 
 class GuestError(AssertionError):
     pass
+
+
+def amid_kernel_lines(text: str) -> bytes:
+    """A regex for text with whole kernel messages allowed between any two
+    of its characters: how user output arrives where printk writes a
+    message in one go (one CPU; the PL011, whose console write holds the
+    port lock the tty's output takes)."""
+    gap = f"(?:{KLINE}\n)*".encode()
+    return gap.join(re.escape(bytes([c])) for c in text.encode())
 
 
 # FIQ debugger off: mainline behaviour, shell and kgdboc on the PL011, and
@@ -52,17 +67,10 @@ def qemu_args_for(board: Board, smp: int = 1, append: str = "",
     for f in (board.kernel(), dtb, board.initrd()):
         if not f.exists():
             raise GuestError(f"{f} missing: run 'make kernels initramfs' first")
-    machine = board.machine + ("," + machine_opts if machine_opts else "")
-    args = ["-M", machine, "-m", board.memory,
-            "-kernel", str(board.kernel()), "-dtb", str(dtb),
-            "-initrd", str(board.initrd()),
-            "-append", f"{base} {append}".strip(),
-            "-display", "none", "-no-reboot"]
-    if board.cpu:
-        args += ["-cpu", board.cpu]
-    if smp > 1:
-        args += ["-smp", str(smp)]
-    return args
+    return board.qemu_machine(smp, machine_opts) + [
+        "-kernel", str(board.kernel()), "-dtb", str(dtb),
+        "-initrd", str(board.initrd()),
+        "-append", f"{base} {append}".strip(), "-no-reboot"]
 
 
 class Guest:
@@ -123,26 +131,70 @@ class Guest:
     def wait_shell(self, timeout: float = 60) -> float:
         """Wait for the initramfs shell; return the boot time in seconds.
 
-        The tty's echo is turned off so that busybox's line editor neither
-        echoes (and wraps) our commands nor queries the cursor position.
+        No line of the boot is trusted alone: kernel messages go on while
+        init starts, and on SMP one may land in the middle of init's marker
+        or the prompt (and they in it).  The first of BOOTED to arrive whole
+        says /init runs (its console is open: input waits for the shell),
+        then sync_shell().  The tty's echo is turned off so that busybox's
+        line editor neither echoes (and wraps) our commands nor queries the
+        cursor position.  handshake_text: what arrived meanwhile.
         """
-        self.expect("init: shell ready", timeout)
-        self.expect(SHELL_PROMPT, 10)
+        deadline = time.monotonic() + timeout
+        self.expect(BOOTED, timeout)
+        self.handshake_text = self.sync_shell(deadline - time.monotonic())
         self.boot_time = time.monotonic() - self.started
-        self.sh("stty -echo")
+        self.p.send("stty -echo\n")
+        self.handshake_text += self.sync_shell(10)
         return self.boot_time
 
-    def drain(self, wait: float = 0.05) -> str:
+    def _sync(self, line, answer, what: str, timeout: float, every: float = 2) -> str:
+        """Send line(tag) for a fresh tag until answer(tag), a bytes regex,
+        comes back: a kernel message can split one answer (on SMP, char
+        by char), so after every s without it the next tag goes out.
+        Only the latest tag counts: its answer comes after those of the
+        ones before, so nothing sent is left to answer later.  Returns what
+        the guest printed before the answer."""
+        deadline = time.monotonic() + timeout
+        while True:
+            tag = "SYNC_" + secrets.token_hex(4).upper()
+            self.p.send(line(tag))
+            try:
+                self.p.expect(re.compile(answer(tag)),
+                              timeout=max(0, min(every, deadline - time.monotonic())))
+                return self.p.before.decode(errors="replace")
+            except pexpect.TIMEOUT:
+                if time.monotonic() >= deadline:
+                    raise GuestError(f"{self.name}: {what} did not answer a sync "
+                                     f"in {timeout:.0f} s")
+            except pexpect.EOF:
+                raise GuestError(f"{self.name}: QEMU exited while syncing with {what}")
+
+    def sync_shell(self, timeout: float = 30) -> str:
+        """Wait until the shell has run everything sent before: it echoes a
+        tag split by a quote (echo SYNC_1234"ABCD"), so neither the echo of
+        the command nor a printk can fake the joined tag (see _sync)."""
+        return self._sync(lambda t: f'echo {t[:9]}"{t[9:]}"\n',
+                          lambda t: re.escape(t.encode()), "the shell", timeout)
+
+    def drain(self, wait: float = 0.05, limit: float = 1) -> str:
         """Consume what the guest printed so far, including what pexpect
-        already read past the last match (read_nonblocking bypasses it)."""
+        already read past the last match (read_nonblocking bypasses it):
+        until it is quiet for wait s or, a guest whose kernel keeps
+        printing being never quiet, at the first line end after limit s
+        (at 2 * limit s without one)."""
         got, self.p.buffer = self.p.buffer, b""
         # pexpect 4.8 slices `before` out of this one: keep the two in step
         self.p._before = self.p.buffer_type()
+        t0 = time.monotonic()
         while True:
             try:
                 got += self.p.read_nonblocking(65536, timeout=wait)
             except (pexpect.TIMEOUT, pexpect.EOF):
-                return got.decode(errors="replace")
+                break
+            t = time.monotonic() - t0
+            if t > limit and got.endswith(b"\n") or t > 2 * limit:
+                break
+        return got.decode(errors="replace")
 
     def send_paced(self, text: str | bytes, chunk: int = 64, delay: float = 0.006,
                    stall: float = 5) -> str:
@@ -179,7 +231,7 @@ class Guest:
         self.drain()
         # the tag is echoed split in two, so only the echo's output matches
         self.p.send(f"{cmd}\necho '{tag[:3]}''{tag[3:]}'\n")
-        out = self.expect(tag + "\r*\n", timeout).decode(errors="replace")
+        out = self.expect(amid_kernel_lines(tag) + rb"\r*\n", timeout).decode(errors="replace")
         # kernel messages may interleave with the output, even mid-line
         # (in the middle of a prompt): drop them before the prompts
         out = KMSG.sub("", ANSI.sub("", out).replace("\r", ""))
@@ -196,10 +248,23 @@ class Guest:
 
     # --- kdb -------------------------------------------------------------
     def wait_kdb(self, timeout: float = 15) -> float:
-        """Wait for the kdb prompt; return how long it took."""
+        """Wait for the kdb prompt; return how long it took.  Then
+        sync_kdb(): what kdb printed after the first prompt belongs to the
+        entry too (kdb_entry_text), and the next kdb() reads its own
+        output only."""
         t0 = time.monotonic()
-        self.kdb_entry_text = self.expect(KDB_PROMPT, timeout).decode(errors="replace")
-        return time.monotonic() - t0
+        text = self.expect(KDB_PROMPT, timeout).decode(errors="replace")
+        t = time.monotonic() - t0
+        self.kdb_entry_text = text + self.sync_kdb()
+        return t
+
+    def sync_kdb(self, timeout: float = 10) -> str:
+        """Wait until kdb has taken everything sent before: it answers an
+        unknown command with an error that names it, then a prompt, which
+        the echo of what is typed never shows (see _sync)."""
+        return self._sync(lambda t: t + "\r",
+                          lambda t: (rb"Unknown kdb command: '" + t.encode() + rb"'\r*\n"
+                                     + KDB_PROMPT.pattern), "kdb", timeout)
 
     def kdb(self, cmd: str, timeout: float = 30) -> str:
         """Run one kdb command and return its output."""

@@ -112,7 +112,7 @@ def wait_kdb_paged(g, timeout: float) -> float:
     """Like g.wait_kdb(), for entries that print a report first (an oops):
     kdb pages it (more>) before the first prompt; page through with Space.
     Returns the time to the first more> or kdb>; g.kdb_entry_text holds
-    the whole entry text."""
+    the whole entry text, up to g.sync_kdb()."""
     t0 = time.monotonic()
     text = ""
     try:
@@ -125,7 +125,7 @@ def wait_kdb_paged(g, timeout: float) -> float:
         g.send(" ")
         i = g.p.expect([KDB_PROMPT, MORE], timeout=30)
         text += g.p.before.decode(errors="replace")
-    g.kdb_entry_text = text
+    g.kdb_entry_text = text + g.sync_kdb()
     return t
 
 

@@ -4,16 +4,21 @@ These run on whatever the series builds, with the mainline command line
 (FIQ debugger off, irqchip.gicv2_fiq=0).  The UP lock-up is in
 test_gic_fiq.py (entered with FIQ on, never entered with it off).  The
 strict xfail records what mainline cannot do; its FIQ-on twin passes since
-the SMP roundup by FIQ landed.
+the SMP roundup by FIQ landed.  Last, the harness's own console handshakes
+under a flood of kernel messages.
 """
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
 
+from scenarios import enter_kdb
+
 
 LKDTM = "/sys/kernel/debug/provoke-crash/DIRECT"
+FLOOD = re.compile(r"printk_flood: \d+")
 
 
 @pytest.mark.parametrize("board,smp", [("vexpress-a15", 1), ("vexpress-a15", 2),
@@ -75,3 +80,36 @@ def test_smp2_all_cpus_captured(guest, fiq):
     assert "Timed out waiting for secondary CPUs" not in g.kdb_entry_text
     g.kdb_setup()
     assert "lkdtm_HARDLOCKUP" in g.kdb("btc")
+
+
+@pytest.mark.parametrize("board,smp,fiq", [
+    ("vexpress-a9", 4, True),     # ttyNMI0 on SMP: kernel and user output mix char by char
+    ("vexpress-a15", 1, True),    # ttyNMI0 on UP: whole kernel lines inside user output
+    ("versatilepb", 1, False),    # ttyAMA0: the same, by the PL011's port lock
+])
+def test_handshakes_survive_a_printk_flood(guest, figure, board, smp, fiq):
+    """The harness itself: printk_flood.ko prints 8 kernel lines every 1 to
+    10 ms from before init starts the shell until well after (on SMP init's
+    marker comes split about one boot in three).  The boot handshake must
+    sync with kernel lines arriving meanwhile, kdb entered in the middle of
+    the flood must sync too, and on UP the shell's commands come back whole
+    during it."""
+    g = guest(board, smp=smp, fiq=fiq, append="printk_flood.ms=8000")
+    during = len(FLOOD.findall(g.handshake_text))
+    whole = "init: shell ready" in g.console_tail(10**6)
+    figure(f"{board} smp{smp} printk flood: kernel lines during the shell handshake",
+           f"{during}, init's marker {'whole' if whole else 'split'}")
+    assert during > 0, "the flood did not reach the handshake: it proves nothing"
+    if smp == 1:
+        for i in range(3):
+            assert g.sh(f"echo flood-{i}-$((6*7))") == f"flood-{i}-42"
+    enter_kdb(g, fiq)
+    assert "Entering kdb" in g.kdb_entry_text
+    g.kdb_setup()
+    assert "Stack traceback for pid" in g.kdb("bt")
+    g.kdb_go()
+    # more of the flood after go: kdb was entered in the middle of it
+    after = g.expect("printk_flood: done", 20).decode(errors="replace")
+    assert FLOOD.search(after), "the flood had ended before kdb was entered"
+    g.resume_shell()
+    assert g.sh("echo after-$((6*7))") == "after-42"
