@@ -84,3 +84,16 @@ def set_vic_specifier(dtb: pathlib.Path, out: pathlib.Path, path: str,
         raise ValueError(f"{dtb}: {path}: interrupts is not one VIC specifier of 2 cells")
     fdt.setprop(off, "interrupts", _pack([source, flags]))
     out.write_bytes(bytes(fdt.as_bytearray()))
+
+
+def add_ppi_pmu(dtb: pathlib.Path, out: pathlib.Path, ppi: int = 7) -> None:
+    """Describe QEMU virt's Cortex-A15 PMU, whose overflow interrupt QEMU
+    wires to PPI 7 but leaves out of its DTB (an empty /pmu node)."""
+    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
+    fdt.resize(fdt.totalsize() + 256)
+    off = fdt.path_offset("/pmu")
+    fdt.setprop_str(off, "compatible", "arm,cortex-a15-pmu")
+    # GIC_PPI ppi (GIC_CPU_MASK_SIMPLE(4) | IRQ_TYPE_LEVEL_HIGH)
+    fdt.setprop(off, "interrupts", _pack([1, ppi, 0xf04]))
+    fdt.pack()
+    out.write_bytes(bytes(fdt.as_bytearray()))

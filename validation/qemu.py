@@ -44,12 +44,14 @@ def amid_kernel_lines(text: str) -> bytes:
     return gap.join(re.escape(bytes([c])) for c in text.encode())
 
 
+# The one switch: the interrupt controller may deliver NMIs as FIQ.
+FIQ_SWITCH = "irqchip.fiq_nmi=1"
 # FIQ debugger off: mainline behaviour, shell and kgdboc on the PL011, and
 # the GIC left without groups, so no NMI at all (not even the IPIs).
-CMDLINE_IRQ = "console=ttyAMA0 kgdboc=ttyAMA0 irqchip.gicv2_fiq=0"
+CMDLINE_IRQ = "console=ttyAMA0 kgdboc=ttyAMA0"
 # FIQ debugger on: the UART's interrupt becomes an NMI (FIQ) owned by the
 # debugger; the shell runs on ttyNMI0, fed from the FIQ handler.
-CMDLINE_FIQ = "console=ttyNMI0 kgdboc=ttyAMA0"
+CMDLINE_FIQ = f"console=ttyNMI0 kgdboc=ttyAMA0 {FIQ_SWITCH}"
 
 
 def qemu_args_for(board: Board, smp: int = 1, append: str = "",

@@ -53,12 +53,22 @@
  *	Where no timer provides udelay() (versatile, vexpress-a9) the CPU
  *	spins in arch/arm/lib/delay-loop.S.
  *
+ *   echo <ms> > pmu_overflow; cat pmu_overflow
+ *	the PMU's overflow interrupts in <ms> ms of cycle counting.
+ *
+ *   echo <ms> > spsr_hold
+ *	a known value in spsr_svc for <ms> ms, FIQs unmasked (see there).
+ *
+ *   echo <bpr> > bpr_reinit; cat bpr_reinit
+ *	firmware that leaves GICC_BPR at <bpr> on a CPU PM exit (see there).
+ *
  *   cat gic_regs
  *	what the GIC holds (group, enable, priority, target, config of every
  *	interrupt; the CPU interfaces' CTLR, PMR, BPR), per CPU where banked:
  *	the FIQ-off kernel must leave it as mainline does.
  */
 #include <linux/atomic.h>
+#include <linux/cpu_pm.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/fs.h>
@@ -71,6 +81,7 @@
 #include <linux/module.h>
 #include <linux/of.h>
 #include <linux/of_address.h>
+#include <linux/perf_event.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
@@ -451,6 +462,143 @@ static const struct file_operations spi_bench_fops = {
 	.read = bench_read,
 };
 
+/* --- PMU overflow interrupts: is arm_pmu's interrupt alive? ------------- */
+
+#ifdef CONFIG_PERF_EVENTS
+
+static atomic_t pmu_overflows;
+
+static void fiq_test_pmu_overflow(struct perf_event *event,
+				  struct perf_sample_data *data,
+				  struct pt_regs *regs)
+{
+	atomic_inc(&pmu_overflows);
+}
+
+/*
+ * echo <ms> > pmu_overflow: count CPU cycles on every online CPU for <ms>
+ * ms with a short sample period, each overflow an interrupt of the PMU.
+ * cat pmu_overflow: the overflows taken so far.
+ */
+static ssize_t pmu_overflow_write(struct file *f, const char __user *buf,
+				  size_t len, loff_t *off)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.size = sizeof(attr),
+		.sample_period = 100000,
+		.pinned = 1,
+	};
+	static struct perf_event *ev[NR_CPUS];
+	unsigned int ms, cpu;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &ms);
+	if (ret)
+		return ret;
+	for_each_online_cpu(cpu) {
+		ev[cpu] = perf_event_create_kernel_counter(&attr, cpu, NULL,
+							   fiq_test_pmu_overflow, NULL);
+		if (IS_ERR(ev[cpu])) {
+			ret = PTR_ERR(ev[cpu]);
+			ev[cpu] = NULL;
+		}
+	}
+	if (!ret)
+		msleep(ms);
+	for_each_online_cpu(cpu)
+		if (ev[cpu])
+			perf_event_release_kernel(ev[cpu]);
+	return ret ? ret : len;
+}
+
+static ssize_t pmu_overflow_read(struct file *f, char __user *buf, size_t len,
+				 loff_t *off)
+{
+	char s[16];
+
+	return simple_read_from_buffer(buf, len, off, s,
+				       scnprintf(s, sizeof(s), "%d\n",
+						 atomic_read(&pmu_overflows)));
+}
+
+static const struct file_operations pmu_overflow_fops = {
+	.write = pmu_overflow_write,
+	.read = pmu_overflow_read,
+};
+#endif
+
+/* --- the GIC CPU interface's binary point after CPU PM ------------------ */
+
+#define GICC_BPR	0x08
+static void __iomem *gicc_base;
+static unsigned int bpr_value;
+
+/* firmware that leaves GICC_BPR at bpr_value, then a CPU PM exit */
+static void fiq_test_bpr_reinit(void *unused)
+{
+	writel_relaxed(bpr_value, gicc_base + GICC_BPR);
+	cpu_pm_enter();
+	cpu_pm_exit();
+}
+
+/*
+ * echo <bpr> > bpr_reinit: write GICC_BPR on every CPU, then put every CPU
+ * through cpu_pm_enter()/cpu_pm_exit(), which the GIC driver takes for a
+ * CPU interface that lost its state.  cat bpr_reinit: each CPU's GICC_BPR,
+ * "cpu<n>=<bpr>" on one line.
+ */
+static ssize_t bpr_reinit_write(struct file *f, const char __user *buf,
+				size_t len, loff_t *off)
+{
+	struct device_node *np;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &bpr_value);
+	if (ret)
+		return ret;
+	if (!gicc_base) {
+		np = of_find_matching_node(NULL, fiq_test_gic_ids);
+		if (!np)
+			return -ENODEV;
+		gicc_base = of_iomap(np, 1);
+		of_node_put(np);
+		if (!gicc_base)
+			return -ENOMEM;
+	}
+	on_each_cpu(fiq_test_bpr_reinit, NULL, 1);
+	return len;
+}
+
+static void fiq_test_read_bpr(void *val)
+{
+	*(u32 *)val = readl_relaxed(gicc_base + GICC_BPR);
+}
+
+static ssize_t bpr_reinit_read(struct file *f, char __user *buf, size_t len,
+			       loff_t *off)
+{
+	char s[128];
+	int n = 0;
+	unsigned int cpu;
+	u32 val;
+
+	if (!gicc_base)
+		return -ENODEV;
+	for_each_online_cpu(cpu) {
+		smp_call_function_single(cpu, fiq_test_read_bpr, &val, 1);
+		n += scnprintf(s + n, sizeof(s) - n, "%scpu%u=%u", n ? " " : "", cpu, val);
+	}
+	n += scnprintf(s + n, sizeof(s) - n, "\n");
+	return simple_read_from_buffer(buf, len, off, s, n);
+}
+
+static const struct file_operations bpr_reinit_fops = {
+	.write = bpr_reinit_write,
+	.read = bpr_reinit_read,
+};
+
 /* --- what the GIC holds: gic_regs (does the series leave it as mainline?) */
 
 /* a register, or an array of them with per interrupts each (per > 0) */
@@ -550,6 +698,49 @@ static int gic_regs_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(gic_regs);
 
+/* --- spsr_svc across a FIQ whose handler takes an exception ------------- */
+
+#define SPSR_MARK	0xc00001d3	/* N and Z: no arithmetic sets both */
+
+static noinline u32 fiq_test_hold_spsr(unsigned int ms)
+{
+	unsigned long flags;
+	u32 spsr;
+
+	local_irq_save(flags);
+	asm volatile("msr spsr_cxsf, %0" : : "r" (SPSR_MARK));
+	mdelay(ms);
+	asm volatile("mrs %0, spsr" : "=r" (spsr));
+	local_irq_restore(flags);
+	return spsr;
+}
+
+/*
+ * echo <ms> > spsr_hold: hold SPSR_MARK in spsr_svc for <ms> ms with IRQs
+ * masked and FIQs not, like the code in the windows where spsr_svc is live;
+ * a FIQ taken meanwhile must leave it as it was, whatever its handler did.
+ */
+static ssize_t spsr_hold_write(struct file *f, const char __user *buf,
+			       size_t len, loff_t *off)
+{
+	unsigned int ms;
+	u32 spsr;
+	int ret;
+
+	ret = kstrtouint_from_user(buf, len, 0, &ms);
+	if (ret)
+		return ret;
+	pr_info("fiq_test: holding %#x in spsr_svc for %u ms\n", SPSR_MARK, ms);
+	spsr = fiq_test_hold_spsr(ms);
+	pr_info("fiq_test: spsr_svc %s: %#x\n",
+		spsr == SPSR_MARK ? "intact" : "CHANGED", spsr);
+	return len;
+}
+
+static const struct file_operations spsr_hold_fops = {
+	.write = spsr_hold_write,
+};
+
 static int __init fiq_test_init(void)
 {
 	fiq_test_dir = debugfs_create_dir("fiq_test", NULL);
@@ -561,6 +752,11 @@ static int __init fiq_test_init(void)
 	debugfs_create_file("fiq_at_entry", 0200, fiq_test_dir, NULL, &fiq_at_entry_fops);
 	debugfs_create_file("busy_wait", 0200, fiq_test_dir, NULL, &busy_wait_fops);
 	debugfs_create_file("gic_regs", 0400, fiq_test_dir, NULL, &gic_regs_fops);
+#ifdef CONFIG_PERF_EVENTS
+	debugfs_create_file("pmu_overflow", 0600, fiq_test_dir, NULL, &pmu_overflow_fops);
+#endif
+	debugfs_create_file("bpr_reinit", 0600, fiq_test_dir, NULL, &bpr_reinit_fops);
+	debugfs_create_file("spsr_hold", 0200, fiq_test_dir, NULL, &spsr_hold_fops);
 	return 0;
 }
 
@@ -571,6 +767,8 @@ static void __exit fiq_test_exit(void)
 		free_irq(fault_irq, NULL);
 	if (vic_base)
 		iounmap(vic_base);
+	if (gicc_base)
+		iounmap(gicc_base);
 }
 
 module_init(fiq_test_init);

@@ -36,8 +36,8 @@ def test_series_touches_only_kgdb_rst_and_kernel_parameters_in_the_guides():
     diff = git("diff", "pristine", "HEAD", "--", KPARAMS)
     added = [l[1:] for l in diff.splitlines() if l.startswith("+") and not l.startswith("+++")]
     removed = [l for l in diff.splitlines() if l.startswith("-") and not l.startswith("---")]
-    assert not removed and added[0].strip() == "irqchip.gicv2_fiq=", diff
-    assert "irqchip.gicv2_fiq=0" in (TREE / KGDB_RST).read_text()
+    assert not removed and added[0].strip() == "irqchip.fiq_nmi=", diff
+    assert "irqchip.fiq_nmi=1" in (TREE / KGDB_RST).read_text()
 
 
 def test_rst_lint_kgdb_rst(tmp_path):

@@ -3,7 +3,7 @@ captured (issue: SMP roundup).
 
 kgdb rounds the other CPUs up with IPI_CPU_BACKTRACE, which the series
 turns into a Group 0 SGI (FIQ).  Every case runs the same kernel with the
-FIQ debugger on and off (irqchip.gicv2_fiq=0: mainline, IRQ IPI) in the
+FIQ debugger on and off (no irqchip.fiq_nmi=1: mainline, IRQ IPI) in the
 same session.  The guest reports the roundup time itself: kgdb's pr_debug
 "All N CPUs in after U us" (dyndbg), read back with kdb's dmesg.
 """
@@ -63,7 +63,8 @@ def test_knock_captures_every_cpu(guest, figure, board, smp, stuck, shell_cpu):
 def test_mainline_irq_roundup_times_out(guest, figure, board, smp):
     """Same kernel, FIQ off: kgdb waits its second and loses the stuck CPUs."""
     g = guest(board, smp=smp, append=DYNDBG)
-    assert "SMP: backtrace and kgdb roundup IPI is an IRQ" in g.sh("dmesg | grep -o 'SMP: backtrace.*'")
+    # the IRQ fallback is silent, as on arm64
+    assert g.sh("dmesg | grep -c 'SMP: backtrace' || true") == "0"
     stuck = list(range(1, smp))
     lock_cpus(g, stuck, 0)
     g.sh_nowait("echo g > /proc/sysrq-trigger")

@@ -28,6 +28,7 @@ import time
 import pytest
 
 from boards import BOARDS, BUILD
+from qemu import FIQ_SWITCH
 
 OBJCOPY = "arm-linux-gnueabi-objcopy"
 READELF = "arm-linux-gnueabi-readelf"
@@ -115,7 +116,7 @@ def test_fiq_on_a_first_instruction_unwinds_to_the_caller(guest, figure, board):
     when the console is ttyNMI0, so the 5-byte knock would arrive one byte
     per FIQ and only the last FIQ, somewhere later, would enter kdb."""
     funcs = functions(BUILD / "out" / BOARDS[board].flavour / "vmlinux")
-    g = guest(board, fiq=True, cmdline="console=ttyNMI0 kgdboc=ttyAMA0,115200")
+    g = guest(board, fiq=True, cmdline=f"console=ttyNMI0 kgdboc=ttyAMA0,115200 {FIQ_SWITCH}")
     g.sh_nowait("echo 3000 > /sys/kernel/debug/fiq_test/fiq_at_entry")
     g.expect("FIQ masked for 3000 ms", 10)
     time.sleep(0.5)
