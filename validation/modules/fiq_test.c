@@ -59,7 +59,7 @@
  *   echo <ms> > spsr_hold
  *	a known value in spsr_svc for <ms> ms, FIQs unmasked (see there).
  *
- *   echo <bpr> > bpr_reinit; cat bpr_reinit
+ *   echo <bpr> > bpr_reinit
  *	firmware that leaves GICC_BPR at <bpr> on a CPU PM exit (see there).
  *
  *   cat gic_regs
@@ -546,8 +546,7 @@ static void fiq_test_bpr_reinit(void *unused)
 /*
  * echo <bpr> > bpr_reinit: write GICC_BPR on every CPU, then put every CPU
  * through cpu_pm_enter()/cpu_pm_exit(), which the GIC driver takes for a
- * CPU interface that lost its state.  cat bpr_reinit: each CPU's GICC_BPR,
- * "cpu<n>=<bpr>" on one line.
+ * CPU interface that lost its state.  gic_regs shows each CPU's GICC_BPR.
  */
 static ssize_t bpr_reinit_write(struct file *f, const char __user *buf,
 				size_t len, loff_t *off)
@@ -571,32 +570,8 @@ static ssize_t bpr_reinit_write(struct file *f, const char __user *buf,
 	return len;
 }
 
-static void fiq_test_read_bpr(void *val)
-{
-	*(u32 *)val = readl_relaxed(gicc_base + GICC_BPR);
-}
-
-static ssize_t bpr_reinit_read(struct file *f, char __user *buf, size_t len,
-			       loff_t *off)
-{
-	char s[128];
-	int n = 0;
-	unsigned int cpu;
-	u32 val;
-
-	if (!gicc_base)
-		return -ENODEV;
-	for_each_online_cpu(cpu) {
-		smp_call_function_single(cpu, fiq_test_read_bpr, &val, 1);
-		n += scnprintf(s + n, sizeof(s) - n, "%scpu%u=%u", n ? " " : "", cpu, val);
-	}
-	n += scnprintf(s + n, sizeof(s) - n, "\n");
-	return simple_read_from_buffer(buf, len, off, s, n);
-}
-
 static const struct file_operations bpr_reinit_fops = {
 	.write = bpr_reinit_write,
-	.read = bpr_reinit_read,
 };
 
 /* --- what the GIC holds: gic_regs (does the series leave it as mainline?) */

@@ -57,7 +57,9 @@ def test_ppi_pmu_falls_back_to_an_irq(guest, tmp_path, figure, mode):
 
 
 def bpr(g) -> list[int]:
-    return [int(v) for v in re.findall(r"cpu\d+=(\d+)", g.sh(f"cat {FIQ_TEST}/bpr_reinit"))]
+    """Each CPU's GICC_BPR, from fiq_test's gic_regs (GICC_BPR.cpu<n>)."""
+    return [int(v, 16) for v in re.findall(r"^GICC_BPR\.cpu\d+ (0x[0-9a-f]+)$",
+                                           g.sh(f"cat {FIQ_TEST}/gic_regs"), re.M)]
 
 
 @pytest.mark.parametrize("fiq", [True, False], ids=["on", "off"])
