@@ -4,7 +4,7 @@
 #   make check    tree + kernels + initramfs + the whole test suite (what CI runs)
 #
 # Other targets: deps tree kernel BOARD=... kernels kernel-armv7 kernel-armv5 initramfs
-#                pristine (the armv7 kernel without the series)  matrix
+#                pristine (the armv7 kernel without the series)  kexec-initramfs  matrix
 #                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...] [MACHINE_OPTS=...]
 #                export  bisect
 #                dtbs-check  figures  cover-letter  clean
@@ -21,7 +21,7 @@ FLAVOUR_virt := armv7
 FLAVOURS := armv7 armv5
 
 .PHONY: all deps tree kernel kernels initramfs pristine check test matrix demo qemu export \
-	bisect dtbs-check cover-letter figures clean \
+	bisect dtbs-check cover-letter figures clean kexec-initramfs \
 	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
 
 all: kernels initramfs
@@ -53,7 +53,11 @@ pristine: tree
 test:
 	@bash scripts/test.sh $(PYTEST_ARGS)
 
-check: kernels initramfs pristine
+# the first-stage initramfs of test_kexec.py: kexec-tools and both kernels
+kexec-initramfs: kernel-armv7 initramfs-armv7 pristine
+	@bash scripts/kexec-initramfs.sh
+
+check: kernels initramfs pristine kexec-initramfs
 	@bash scripts/test.sh $(PYTEST_ARGS)
 
 # only the fault matrix (also part of check): table at the end, build/matrix.json

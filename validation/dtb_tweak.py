@@ -97,3 +97,20 @@ def add_ppi_pmu(dtb: pathlib.Path, out: pathlib.Path, ppi: int = 7) -> None:
     fdt.setprop(off, "interrupts", _pack([1, ppi, 0xf04]))
     fdt.pack()
     out.write_bytes(bytes(fdt.as_bytearray()))
+
+
+def one_cpu(dtb: pathlib.Path, out: pathlib.Path) -> None:
+    """Keep only /cpus/cpu@0: a board that QEMU runs with one CPU but whose
+    DT lists more (vexpress-a15) then has one possible CPU, as kexec on a
+    platform without cpu_kill wants, and no capping warning (nr_cpus=1)."""
+    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
+    cpus = fdt.path_offset("/cpus")
+    while True:
+        off = fdt.first_subnode(cpus)
+        while off >= 0 and fdt.get_name(off) in ("cpu@0", "cpu-map"):
+            off = fdt.next_subnode(off, libfdt.QUIET_NOTFOUND)
+        if off < 0:
+            break
+        fdt.del_node(off)
+    fdt.pack()
+    out.write_bytes(bytes(fdt.as_bytearray()))

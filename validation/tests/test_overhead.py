@@ -21,8 +21,7 @@ the debugger costs compared with mainline.
    spi_bench makes an SPI pending (GICD_ISPENDR) N times and waits for
    each (gic_handle_irq, handle_fasteoi_irq, the handler, EOI).
    Goal (test_irq_path_ratios): off/pristine = 1.00 (within 1 %),
-   on/pristine <= 1.02, for both; the IPI is held to 1.02 and 1.06 for
-   now (see IPI_OFF_MAX).  All three kernels have
+   on/pristine <= 1.02, for both.  All three kernels have
    CONFIG_JUMP_LABEL=y (scripts/configs/debug.config), as distribution
    kernels do: the series keeps its FIQ-only paths behind static keys.
 2. Entry latency, host-measured, normal TCG: knock -> kdb> with the CPU in
@@ -80,14 +79,6 @@ def test_irq_path_cost(guest, figure, kernel):
         assert spread < 0.01, (bench, runs)
 
 
-# Measured after the issue 12 changes: IPI 619 / 628 / 653 guest ns
-# (1.015 / 1.055).  The send path without groups is mainline's plus one
-# nop (objdump), so the 9 instructions FIQ off costs per round trip are
-# elsewhere and not found yet; FIQ on also chooses NSATT per CPU
-# interface.  Bounds to bring back to 1.01 / 1.02 (issue 12).
-IPI_OFF_MAX, IPI_ON_MAX = 1.02, 1.06
-
-
 @pytest.mark.parametrize("bench", BENCHES)
 def test_irq_path_ratios(figure, bench):
     """Issue #7's goal: the series costs the normal IRQ path nothing with
@@ -98,9 +89,8 @@ def test_irq_path_ratios(figure, bench):
     on = RESULTS[bench, "on"] / RESULTS[bench, "pristine"]
     figure(f"icount: {bench.upper()} cost ratio FIQ off / pristine", f"{off:.3f}")
     figure(f"icount: {bench.upper()} cost ratio FIQ on / pristine", f"{on:.3f}")
-    off_max, on_max = (IPI_OFF_MAX, IPI_ON_MAX) if bench == "ipi" else (1.01, 1.02)
-    assert 0.99 <= off <= off_max, f"{bench}: FIQ off costs {off:.3f}x mainline"
-    assert on <= on_max, f"{bench}: FIQ on costs {on:.3f}x mainline"
+    assert 0.99 <= off <= 1.01, f"{bench}: FIQ off costs {off:.3f}x mainline"
+    assert on <= 1.02, f"{bench}: FIQ on costs {on:.3f}x mainline"
 
 
 LATENCY: dict[str, float] = {}

@@ -155,3 +155,44 @@ def test_irq_gic_builds_for_arm64_w1_clean():
                        text=True, timeout=1200)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "warning:" not in r.stderr, r.stderr[-3000:]
+
+
+# what only the FIQ support emits: handlers and the notifier, whose
+# addresses are taken (never inlined away), and the switch's name
+FIQ_ONLY = {
+    "drivers/irqchip/irq-gic.o": ("gic_handle_fiq", "gic_reboot"),
+    "drivers/irqchip/irq-vic.o": ("vic_handle_fiq",),
+}
+
+
+@pytest.mark.parametrize("flavour,defconfig,obj", [
+    ("armv7", "vexpress_defconfig", "drivers/irqchip/irq-gic.o"),
+    ("armv5", "versatile_defconfig", "drivers/irqchip/irq-vic.o"),
+])
+def test_fiq_support_compiles_out(flavour, defconfig, obj):
+    """CONFIG_ARM_FIQ_NMI is off in the board's defconfig: the driver builds
+    W=1 clean without its FIQ support, and none of it is left in the
+    object; the test kernel's object (option on) has all of it."""
+    out = BUILD / f"out/{flavour}-nofiq"
+    make = ["make", "-s", "-C", str(TREE), f"O={out}", "ARCH=arm",
+            "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
+            f"-j{os.cpu_count()}"]
+    if not (out / ".config").exists():
+        subprocess.run(make + [defconfig], check=True, capture_output=True, timeout=600)
+    config = (out / ".config").read_text()
+    assert "# CONFIG_ARM_FIQ_NMI is not set" in config
+    (TREE / obj.replace(".o", ".c")).touch()
+    r = subprocess.run(make + ["W=1", obj], capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "warning:" not in r.stderr, r.stderr[-3000:]
+
+    def emitted(path: pathlib.Path) -> set[str]:
+        syms = subprocess.run(["arm-linux-gnueabi-nm", str(path)], check=True,
+                              capture_output=True, text=True).stdout
+        names = {line.split()[-1] for line in syms.splitlines()}
+        if b"irqchip.fiq_nmi" in path.read_bytes():
+            names.add("irqchip.fiq_nmi")
+        return names & {*FIQ_ONLY[obj], "irqchip.fiq_nmi"}
+
+    assert emitted(out / obj) == set()
+    assert emitted(BUILD / f"out/{flavour}" / obj) == {*FIQ_ONLY[obj], "irqchip.fiq_nmi"}
