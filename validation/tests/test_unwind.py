@@ -81,9 +81,12 @@ def bt_below_the_fiq(g) -> tuple[str, str]:
 
 
 def go_back_to_the_shell(g, settle: float = 1.0) -> None:
+    """go, then the shell answers; the knock's first four bytes reach it as
+    typed input and its complaint about them may come late (the stuck CPU
+    runs the irq_work that hands them to the tty once it unmasks IRQs)."""
     g.kdb_go()
     g.resume_shell(settle=settle)
-    assert g.sh("echo alive") == "alive"
+    assert g.sh("echo alive").splitlines()[-1] == "alive"
 
 
 def test_merged_unwind_entries_are_gone(figure):
