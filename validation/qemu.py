@@ -49,9 +49,10 @@ FIQ_SWITCH = "irqchip.fiq_nmi=1"
 # FIQ debugger off: mainline behaviour, shell and kgdboc on the PL011, and
 # the GIC left without groups, so no NMI at all (not even the IPIs).
 CMDLINE_IRQ = "console=ttyAMA0 kgdboc=ttyAMA0"
-# FIQ debugger on: the UART's interrupt becomes an NMI (FIQ) owned by the
-# debugger; the shell runs on ttyNMI0, fed from the FIQ handler.
-CMDLINE_FIQ = f"console=ttyNMI0 kgdboc=ttyAMA0 {FIQ_SWITCH}"
+# FIQ debugger on: the same console; the UART's receive interrupt becomes
+# an NMI (FIQ) owned by kgdboc, which hands the shell's bytes on to the
+# PL011 driver through a ring and an irq_work.
+CMDLINE_FIQ = f"console=ttyAMA0 kgdboc=ttyAMA0 {FIQ_SWITCH}"
 
 
 def qemu_args_for(board: Board, smp: int = 1, append: str = "",

@@ -18,7 +18,7 @@ def matrix_table(cells: list[dict]) -> list[str]:
     rows, seen = [], {}
     for c in cells:
         seen.setdefault((c["setup"], c["fault"]), {})[c["mode"]] = c
-    hdr = ("setup", "fault", "FIQ on (console=ttyNMI0)", "FIQ off (mainline)")
+    hdr = ("setup", "fault", "FIQ on (irqchip.fiq_nmi=1)", "FIQ off (mainline)")
     for (setup, fault), modes in seen.items():
         rows.append((setup, fault, show(modes.get("on")), show(modes.get("off"))))
     w = [max(len(r[i]) for r in rows + [hdr]) for i in range(4)]

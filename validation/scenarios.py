@@ -1,7 +1,7 @@
 """Building blocks of the SMP, matrix, noise, soak and overhead tests:
 lock-ups on chosen CPUs, the ticker workload, kdb's reports (btc per CPU,
 kgdb's roundup time), paged kdb entries.  The steps every interrupt
-controller's tests share (lock up and knock, the ttyNMI0 round trip) are
+controller's tests share (lock up and knock, the console round trip) are
 in fiq_helpers.py.
 
 Each takes a booted Guest (qemu.py) and drives its console."""
@@ -130,7 +130,7 @@ def wait_kdb_paged(g, timeout: float) -> float:
 
 
 def enter_kdb(g, fiq: bool, timeout: float = 5) -> None:
-    """Enter kdb the way a user would: the knock on ttyNMI0 (FIQ on); with
+    """Enter kdb the way a user would: the knock on the console (FIQ on); with
     FIQ off, mainline's sysrq-g, as BREAK + g where QEMU's mux is on the
     line (g.mux), else written to /proc/sysrq-trigger from the shell (a
     test that types raw bytes cannot have the mux: Ctrl-A is its escape)."""

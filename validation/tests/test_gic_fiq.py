@@ -1,8 +1,9 @@
 """vexpress (GIC): a kernel stuck with IRQs masked enters kdb by FIQ.
 
 Every entry test runs the same kernel twice in one session: FIQ debugger
-on (console=ttyNMI0) and off (mainline command line: console=ttyAMA0),
-and records both figures.
+on (console=ttyAMA0 kgdboc=ttyAMA0 irqchip.fiq_nmi=1) and off (mainline
+command line: the same without irqchip.fiq_nmi=1), and records both
+figures.
 """
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import pytest
 
 from dtb_tweak import set_map_flags, set_timer_flags
 from boards import BOARDS
-from fiq_helpers import (CMDLINE_FIQ_OR_IRQ, DEADLOCK, LKDTM, NMI_REFUSED, clean_boot_log,
-                         kunit_suite, lock_up_and_knock, lock_up_beyond_reach,
-                         ttynmi0_roundtrip)
+from fiq_helpers import (DEADLOCK, LKDTM, clean_boot_log, console_roundtrip,
+                         kunit_suite, lock_up_and_knock, lock_up_beyond_reach)
+from qemu import CMDLINE_FIQ
 
 
 GIC_FIQ_CAPABLE = 0x10000
@@ -64,10 +65,10 @@ def test_declined_oops_keeps_the_knock(guest):
     """With panic=N kgdb declines to debug an oops (the machine is meant to
     reboot on panic, not wait at kdb>): the oops must not take the FIQ
     debugger with it.  A non-fatal oops in a child shell, then the shell
-    (ttyNMI0 input comes through the same NMI) and the knock must still
-    work.  Without "kgdb: Keep the debug NMI enabled when declining an
-    oops", kgdb_handle_exception() returned with the port's NMI masked
-    for good."""
+    (its input comes through the same NMI) and the knock must still work:
+    kgdb declines before kgdboc's pre_exception hook masks the NMI.  (The
+    series' old arch_kgdb_ops.enable_nmi was called before that decision
+    and left the NMI masked for good.)"""
     g = guest("vexpress-a15", fiq=True, append="panic=30")
     g.sh_nowait(f"sh -c 'echo EXCEPTION > {LKDTM}'")
     g.expect("Internal error:", 10)
@@ -82,7 +83,9 @@ def test_declined_oops_keeps_the_knock(guest):
 
 
 def test_sysrq_and_go_with_fiq_on(guest):
-    """Entering and leaving kdb must hand the port back to ttyNMI0."""
+    """Entering kdb from process context (sysrq-trigger) masks the port's
+    NMI while kdb polls the port, and go unmasks it: the shell gets its
+    input back each time."""
     g = guest("vexpress-a15", fiq=True)
     for i in range(3):
         g.sh_nowait("echo g > /proc/sysrq-trigger")
@@ -91,31 +94,28 @@ def test_sysrq_and_go_with_fiq_on(guest):
         assert g.sh(f"echo back-{i}") == f"back-{i}"
 
 
-def test_ttynmi0_carries_1000_lines_intact(guest, figure):
-    """1000 random lines (25 KiB) typed into ttyNMI0, the shell's console fed
-    from the FIQ handler, arrive intact and are
-    echoed back by cat.  Before the entry fix ("ARM: entry: Make current
-    valid in FIQ handlers ...") a FIQ landing in a return-to-user window
-    corrupted memory within about 20 KB.
-
-    Paced at 32 B every 20 ms (1.6 KB/s): kgdb_nmi buffers 256 bytes
-    between its 100 Hz drains and drops what does not fit, so a guest whose
-    timer runs late (QEMU on a loaded host) loses input at 6.4 KB/s (seen:
-    995 of 1000 lines while a kernel was building beside it).  That is
-    kgdb_nmi's own sizing, not the FIQ path."""
+def test_console_carries_1000_lines_intact(guest, figure):
+    """1000 random lines (25 KiB) typed into the console, ttyAMA0, whose
+    receive interrupt is kgdboc's NMI, arrive intact and are echoed back by
+    cat.  Before the entry fix ("ARM: entry: Make current valid in FIQ
+    handlers ...") a FIQ landing in a return-to-user window corrupted
+    memory within about 20 KB.  Paced at 64 B every 6 ms (10 KB/s, about
+    the line rate); test_rx_nmi.py pastes 1 MiB."""
     g = guest("vexpress-a15", fiq=True)
-    ttynmi0_roundtrip(g, figure, 1000, chunk=32, delay=0.020)
+    console_roundtrip(g, figure, 1000, chunk=64, delay=0.006)
 
 
 def test_no_groups_falls_back_to_irq(guest):
     """vexpress-a9,secure=off: GICv1 without groups, FIQ unavailable.  The
-    GIC says so, ttyNMI0 refuses to be a console (the kernel keeps
-    ttyAMA0, listed after it) and kgdboc still enters kdb by IRQ."""
-    g = guest("vexpress-a9", machine_opts="secure=off",
-              cmdline=CMDLINE_FIQ_OR_IRQ)
-    log = clean_boot_log(g, expect=(NMI_REFUSED,))
+    GIC says so, the irqchip offers no NMI, so kgdboc quietly leaves the
+    PL011 its IRQ and still enters kdb by IRQ."""
+    g = guest("vexpress-a9", machine_opts="secure=off", cmdline=CMDLINE_FIQ)
+    log = clean_boot_log(g)
     assert "GIC: no interrupt groups (Non-secure or no Security Extensions): FIQ unavailable" in log, log
+    assert "kgdboc:" not in log, log
     assert g.sh("cat /sys/class/tty/console/active") == "ttyAMA0"
+    irqs = g.sh("cat /proc/interrupts")
+    assert "uart-pl011" in irqs and "kgdboc" not in irqs, irqs
     g.sh_nowait("echo g > /proc/sysrq-trigger")
     g.wait_kdb(timeout=5)
     g.kdb_go()
@@ -152,11 +152,13 @@ def test_kunit_gic_fiq(guest):
 
 def test_kunit_st_asc_kgdb(guest):
     """The st-asc-kgdb KUnit suite (issue STiH41x: the ASC's .poll_init runs
-    somewhere, on fake registers) ran at boot in the ARMv7 image and both
-    cases passed: RX interrupt enabled, other enables untouched, the port's
-    interrupt offered to kgdb_nmi."""
+    somewhere, on fake registers) ran at boot in the ARMv7 image and every
+    case passed: RX interrupt enabled, other enables untouched, the NMI
+    pieces offered to kgdboc; the NMI's rx_char() and mask_events() read
+    and write the right registers."""
     g = guest("vexpress-a15")
     ktap, totals = kunit_suite(g, "st-asc-kgdb")
-    for case in ("asc_poll_init_enables_rx_test", "asc_poll_init_offers_irq_test"):
+    for case in ("asc_poll_init_enables_rx_test", "asc_poll_init_offers_nmi_test",
+                 "asc_nmi_rx_char_test", "asc_nmi_mask_events_test"):
         assert re.search(rf"^ +ok \d+ {case}$", ktap, re.M), ktap
-    assert totals == (2, 0, 0), ktap
+    assert totals == (4, 0, 0), ktap

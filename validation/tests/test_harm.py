@@ -30,8 +30,7 @@ import time
 import pytest
 
 from boards import TOP
-from fiq_helpers import (CMDLINE_FIQ_OR_IRQ, NMI_REFUSED, SERIES_WARNINGS, clean_boot_log,
-                         pristine_board)
+from fiq_helpers import NMI_REFUSED, SERIES_WARNINGS, clean_boot_log, pristine_board
 from qemu import CMDLINE_FIQ
 from scenarios import FIQ_TEST
 
@@ -142,18 +141,19 @@ def test_fiq_off_leaves_the_gic_and_log_as_mainline(guest, figure, setup):
 def test_fiq_on_differs_from_mainline(guest, figure, setup):
     """The contrast: with the FIQ debugger on the GIC runs groups (GICD_CTLR
     enables Group 1, IGROUPR puts interrupts in it) and says so.  virt's
-    own DTB marks no UART FIQ-capable: ttyNMI0 is refused there, ttyAMA0
-    (listed last) stays the console."""
+    own DTB marks no UART FIQ-capable: there kgdboc's request for the
+    UART's NMI is refused (one warning) and the PL011 keeps its IRQ."""
     base_regs, base_log = pristine_state(guest, setup)
     board, smp = SETUPS[setup]
     virt = board == "virt"
-    g = guest(board, smp=smp, cmdline=CMDLINE_FIQ_OR_IRQ if virt else CMDLINE_FIQ)
+    g = guest(board, smp=smp, cmdline=CMDLINE_FIQ)
     differ = reg_diff(base_regs, gic_regs(g))
     lines = log_diff(base_log, normalised_log(g, expect=(NMI_REFUSED,) if virt else ()))
     figure(f"harm {setup}: GIC registers differing with FIQ on", str(len(differ)))
     assert any(d.startswith("GICD_CTLR:") for d in differ), differ
     assert any(d.startswith("GICD_IGROUPR") for d in differ), differ
     assert "+ GIC: interrupt groups available: Group 1 as IRQ, Group 0 as FIQ" in lines, lines
+    assert any(line.startswith("+ kgdboc: ttyAMA0: IRQ") for line in lines) != virt, lines
 
 
 # the printk format of a pr_warn/pr_err, its first string literal

@@ -69,8 +69,8 @@ def test_smp2_all_cpus_captured(guest, fiq):
     with the FIQ debugger on, the roundup IPI is an NMI."""
     g = guest("vexpress-a15", smp=2, fiq=fiq)
     if fiq:
-        # ttyNMI0 may take no input once CPU1 is stuck (its receive timer
-        # may sit there): queue the sysrq-g on CPU0 before the lock-up
+        # queue the sysrq-g on CPU0 before the lock-up (a fork may wait
+        # for the stuck CPU)
         g.sh("taskset -c 0 sh -c 'sleep 2; echo g > /proc/sysrq-trigger' &")
         g.sh("taskset -p 1 $$ >/dev/null; echo 1 > /sys/devices/virtual/workqueue/cpumask")
         g.sh_background(f"taskset -c 1 sh -c 'echo HARDLOCKUP > {LKDTM}'")
@@ -83,8 +83,8 @@ def test_smp2_all_cpus_captured(guest, fiq):
 
 
 @pytest.mark.parametrize("board,smp,fiq", [
-    ("vexpress-a9", 4, True),     # ttyNMI0 on SMP: kernel and user output mix char by char
-    ("vexpress-a15", 1, True),    # ttyNMI0 on UP: whole kernel lines inside user output
+    ("vexpress-a9", 4, True),     # FIQ on, SMP: kernel lines amid user output
+    ("vexpress-a15", 1, True),    # FIQ on, UP: whole kernel lines inside user output
     ("versatilepb", 1, False),    # ttyAMA0: the same, by the PL011's port lock
 ])
 def test_handshakes_survive_a_printk_flood(guest, figure, board, smp, fiq):

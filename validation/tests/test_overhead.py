@@ -16,7 +16,7 @@ the debugger costs compared with mainline.
      pristine  Debian's 6.1 without the series, same config
                (scripts/pristine.sh: build/out/pristine-armv7)
      off       the series without irqchip.fiq_nmi=1 (the tests' FIQ off)
-     on        the series, console=ttyNMI0 irqchip.fiq_nmi=1 (FIQ on)
+     on        the series, irqchip.fiq_nmi=1 (FIQ on, qemu.CMDLINE_FIQ)
    The same boots also measure a device interrupt: fiq_test.ko's
    spi_bench makes an SPI pending (GICD_ISPENDR) N times and waits for
    each (gic_handle_irq, handle_fasteoi_irq, the handler, EOI).

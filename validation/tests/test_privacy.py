@@ -175,7 +175,7 @@ def test_root_lifts_the_preset(guest, fiq):
     def leave() -> None:
         g.kdb_go()
         if fiq:
-            # the shell on ttyNMI0 got the knock's first four bytes
+            # the shell got the knock's first four bytes
             g.send("\n")
         assert g.sh("echo resumed") == "resumed"
 

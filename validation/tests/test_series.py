@@ -114,7 +114,8 @@ def test_broken_versatile_dtb_rejected(tmp_path, case):
     assert len(errors) == 1 and f"{node}: interrupts[0]: {reason}" in errors[0], r.stdout
 
 
-@pytest.mark.parametrize("obj", ["drivers/irqchip/irq-gic.o", "drivers/tty/serial/kgdb_nmi.o",
+@pytest.mark.parametrize("obj", ["drivers/irqchip/irq-gic.o", "drivers/tty/serial/kgdboc.o",
+                                 "drivers/tty/serial/serial_core.o",
                                  "drivers/tty/serial/amba-pl011.o",
                                  "drivers/tty/serial/st-asc.o", "arch/arm/kernel/kgdb.o",
                                  "arch/arm/kernel/smp.o", "kernel/debug/debug_core.o"])

@@ -33,8 +33,8 @@ def test_knock_captures_every_cpu(guest, figure, board, smp, stuck, shell_cpu):
     g = guest(board, smp=smp, fiq=True, append=DYNDBG)
     assert "SMP: backtrace and kgdb roundup IPI is an NMI" in g.sh("dmesg | grep -o 'SMP: backtrace.*'")
     # a ticker on the shell's CPU: proof that the healthy CPUs run before
-    # the knock and again after go (ttyNMI0's output is synchronous; its
-    # input is drained by a timer that may sit on a stuck CPU)
+    # the knock and again after go (its input reaches the tty by an
+    # irq_work on the CPU that takes the UART's FIQ, which may be stuck)
     g.sh(f"taskset -c {shell_cpu} sh -c 'i=0; while :; do echo tick-$i; i=$((i+1)); sleep 1; done' "
          ">/dev/console &")
     lock_cpus(g, stuck, shell_cpu)
@@ -84,8 +84,7 @@ def test_sysrq_l_shows_the_stuck_cpu(guest, figure, fiq):
     request gives up after 10 s.  The stuck CPU's lines are logged from NMI
     context and reach the console only when another CPU prints, so they are
     read with dmesg.  All of it runs in one job on CPU0 started before the
-    lock-up: once a CPU is stuck, ttyNMI0 may take no more input (its
-    receive timer may sit on that CPU), while its output still works."""
+    lock-up: with no NMI, fork/exec may wait for the stuck CPU."""
     g = guest("vexpress-a15", smp=2, fiq=fiq)
     # only shell builtins after the lock-up: with a CPU stuck and no NMI,
     # fork/exec may wait for it; the write to /dev/kmsg flushes what CPU1

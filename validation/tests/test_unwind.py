@@ -28,7 +28,7 @@ import time
 import pytest
 
 from boards import BOARDS, BUILD
-from qemu import FIQ_SWITCH
+from qemu import CMDLINE_FIQ
 
 OBJCOPY = "arm-linux-gnueabi-objcopy"
 READELF = "arm-linux-gnueabi-readelf"
@@ -81,9 +81,12 @@ def bt_below_the_fiq(g) -> tuple[str, str]:
 
 
 def go_back_to_the_shell(g, settle: float = 1.0) -> None:
+    """go, then the shell answers; the knock's first four bytes reach it as
+    typed input and its complaint about them may come late (the stuck CPU
+    runs the irq_work that hands them to the tty once it unmasks IRQs)."""
     g.kdb_go()
     g.resume_shell(settle=settle)
-    assert g.sh("echo alive") == "alive"
+    assert g.sh("echo alive").splitlines()[-1] == "alive"
 
 
 def test_merged_unwind_entries_are_gone(figure):
@@ -111,12 +114,10 @@ def test_fiq_on_a_first_instruction_unwinds_to_the_caller(guest, figure, board):
     ktime_get's address and bt goes on through the caller to the write()
     that started it.
 
-    kgdboc=ttyAMA0,115200 has the PL011 set up (FIFO on) as a console on
-    it would: QEMU resets it with the FIFO off, and nothing else sets it up
-    when the console is ttyNMI0, so the 5-byte knock would arrive one byte
-    per FIQ and only the last FIQ, somewhere later, would enter kdb."""
+    The console on ttyAMA0 sets the PL011 up (FIFO on), so the 5-byte
+    knock arrives in the first FIQ after FIQs are unmasked."""
     funcs = functions(BUILD / "out" / BOARDS[board].flavour / "vmlinux")
-    g = guest(board, fiq=True, cmdline=f"console=ttyNMI0 kgdboc=ttyAMA0,115200 {FIQ_SWITCH}")
+    g = guest(board, fiq=True, cmdline=CMDLINE_FIQ)
     g.sh_nowait("echo 3000 > /sys/kernel/debug/fiq_test/fiq_at_entry")
     g.expect("FIQ masked for 3000 ms", 10)
     time.sleep(0.5)
