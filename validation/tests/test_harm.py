@@ -46,6 +46,8 @@ SETUPS = {
 LOG_NORMALISE = (
     # the build: number and date
     (r"^(Linux version \S+ .*\)) #\d+ .*$", r"\1 #<build>"),
+    # ... whose banner, in the early log buffer, is as long as they are
+    (r"^(printk: early log buf free: )\d+\(\d+%\)$", r"\1<n>"),
     # image, initramfs and module sizes
     (r"^(Memory: )\d+K/(\d+K available \()\d+K kernel code, \d+K rwdata, \d+K rodata, "
      r"\d+K init, \d+K bss, \d+K reserved", r"\1<n>K/\2<sizes>"),
