@@ -46,13 +46,12 @@ SETUPS = {
 LOG_NORMALISE = (
     # the build: number and date
     (r"^(Linux version \S+ .*\)) #\d+ .*$", r"\1 #<build>"),
+    # ... whose banner, in the early log buffer, is as long as they are
+    (r"^(printk: early log buf free: )\d+\(\d+%\)$", r"\1<n>"),
     # image, initramfs and module sizes
     (r"^(Memory: )\d+K/(\d+K available \()\d+K kernel code, \d+K rwdata, \d+K rodata, "
      r"\d+K init, \d+K bss, \d+K reserved", r"\1<n>K/\2<sizes>"),
     (r"^(Freeing (unused kernel image \(initmem\)|initrd) memory: )\d+K$", r"\1<n>K"),
-    # what is left of the early log buffer: the banner's build number has
-    # as many digits as builds of that out dir
-    (r"^(printk: early log buf free: )\d+\(\d+%\)$", r"\1<n>"),
     # the delay loop's calibration, the wall clock: host timing
     (r"\d+\.\d+ BogoMIPS( \(lpj=\d+\))?", "<bogomips>"),
     (r"(: setting system clock to ).*", r"\1<now>"),
