@@ -34,7 +34,7 @@ from boards import BOARDS, BUILD, Board
 from dtb_tweak import one_cpu
 from fiq_helpers import clean_boot_log
 from qemu import CMDLINE_FIQ, CMDLINE_IRQ
-from scenarios import FIQ_TEST
+from test_harm import gic_regs
 
 INITRD = BUILD / "initramfs-kexec.cpio.gz"
 # a function of the series' GIC driver, absent from the kernel without it
@@ -47,11 +47,6 @@ class KexecBoard(Board):
 
     def initrd(self):
         return INITRD
-
-
-def gic_regs(g) -> dict[str, int]:
-    text = g.sh(f"cat {FIQ_TEST}/gic_regs")
-    return {name: int(value, 16) for name, value in (line.split() for line in text.splitlines())}
 
 
 def groups(regs: dict[str, int]) -> dict[str, int]:
