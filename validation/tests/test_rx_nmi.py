@@ -16,7 +16,7 @@ import pexpect
 import pytest
 
 from fiq_helpers import LKDTM, clean_boot_log, lock_up
-from scenarios import lock_cpus
+from scenarios import lock_cpus, stuck_cpus_in_btc
 from test_trustzone import uart_fiq_capable_dtb
 
 NMI_LINE = re.compile(r"kgdboc: ttyAMA0: IRQ(\d+) is an NMI: BREAK then g, "
@@ -186,6 +186,25 @@ def test_paste_with_cpu1_stuck(guest, figure):
     lock_cpus(g, [1], 0)
     paste(g, figure, "vexpress-a15 SMP2 CPU1 stuck, 256 KiB paste at 11.5 KB/s FIQ on",
           paste_text(1 << 18), 11520)
+
+
+def test_flood_with_the_draining_cpu_stuck(guest, figure):
+    """SMP2 with CPU0, which takes the UART's NMI and so runs its irq_work,
+    in HARDLOCKUP: nothing drains kgdboc's ring.  16 KiB pasted at 4x
+    fill it; the NMI must not push back (it would mask its line for good)
+    but keep taking bytes, dropping what has no room, so the host's
+    16 KiB all go in and the knock after them enters kdb."""
+    g = guest("vexpress-a15", smp=2, fiq=True)
+    lock_cpus(g, [0], 1)
+    text = paste_text(1 << 14, seed=14)
+    t0 = time.monotonic()
+    g.send_paced(text, chunk=460, delay=0.01, stall=5)
+    figure("vexpress-a15 SMP2 CPU0 stuck: 16 KiB flood taken (FIQ on)",
+           f"{len(text)} B in {time.monotonic() - t0:.2f} s")
+    g.knock()
+    g.wait_kdb(timeout=5)
+    g.kdb_setup()
+    assert stuck_cpus_in_btc(g.kdb("btc")) == {0}
 
 
 STOP_REPLY = rb"\$[ST][0-9a-fA-F]{2}[^#$]*#[0-9a-fA-F]{2}"
