@@ -56,6 +56,9 @@
  *   echo <ms> > pmu_overflow; cat pmu_overflow
  *	the PMU's overflow interrupts in <ms> ms of cycle counting.
  *
+ *   echo 1 > insn_count; ...; echo 0 > insn_count; cat insn_count
+ *	instructions executed on all CPUs in between (QEMU: -icount, Non-secure).
+ *
  *   echo <ms> > spsr_hold
  *	a known value in spsr_svc for <ms> ms, FIQs unmasked (see there).
  *
@@ -527,6 +530,69 @@ static const struct file_operations pmu_overflow_fops = {
 	.write = pmu_overflow_write,
 	.read = pmu_overflow_read,
 };
+
+static struct perf_event *insn_ev[NR_CPUS];
+static u64 insn_total;
+
+/*
+ * echo 1 > insn_count: count the instructions every online CPU executes;
+ * echo 0 > insn_count: stop.  cat insn_count: the count of the last
+ * start..stop.  QEMU's PMU counts instructions only with -icount, and
+ * only in Non-secure state on an ARMv7 CPU with EL3 (Secure counting
+ * needs SDCR.SPME, which ARMv7 does not have): boot vexpress with
+ * secure=off.
+ */
+static ssize_t insn_count_write(struct file *f, const char __user *buf,
+				size_t len, loff_t *off)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.size = sizeof(attr),
+		.pinned = 1,
+	};
+	u64 enabled, running;
+	unsigned int cpu;
+	char c;
+
+	if (!len || get_user(c, buf))
+		return -EINVAL;
+	for_each_possible_cpu(cpu) {
+		if (!insn_ev[cpu])
+			continue;
+		insn_total += perf_event_read_value(insn_ev[cpu], &enabled, &running);
+		perf_event_release_kernel(insn_ev[cpu]);
+		insn_ev[cpu] = NULL;
+	}
+	if (c == '0')
+		return len;
+	if (c != '1')
+		return -EINVAL;
+	insn_total = 0;
+	for_each_online_cpu(cpu) {
+		struct perf_event *ev;
+
+		ev = perf_event_create_kernel_counter(&attr, cpu, NULL, NULL, NULL);
+		if (IS_ERR(ev))
+			return PTR_ERR(ev);
+		insn_ev[cpu] = ev;
+	}
+	return len;
+}
+
+static ssize_t insn_count_read(struct file *f, char __user *buf, size_t len,
+			       loff_t *off)
+{
+	char s[24];
+
+	return simple_read_from_buffer(buf, len, off, s,
+				       scnprintf(s, sizeof(s), "%llu\n", insn_total));
+}
+
+static const struct file_operations insn_count_fops = {
+	.write = insn_count_write,
+	.read = insn_count_read,
+};
 #endif
 
 /* --- the GIC CPU interface's binary point after CPU PM ------------------ */
@@ -729,6 +795,7 @@ static int __init fiq_test_init(void)
 	debugfs_create_file("gic_regs", 0400, fiq_test_dir, NULL, &gic_regs_fops);
 #ifdef CONFIG_PERF_EVENTS
 	debugfs_create_file("pmu_overflow", 0600, fiq_test_dir, NULL, &pmu_overflow_fops);
+	debugfs_create_file("insn_count", 0600, fiq_test_dir, NULL, &insn_count_fops);
 #endif
 	debugfs_create_file("bpr_reinit", 0600, fiq_test_dir, NULL, &bpr_reinit_fops);
 	debugfs_create_file("spsr_hold", 0200, fiq_test_dir, NULL, &spsr_hold_fops);
@@ -738,6 +805,15 @@ static int __init fiq_test_init(void)
 static void __exit fiq_test_exit(void)
 {
 	debugfs_remove_recursive(fiq_test_dir);
+#ifdef CONFIG_PERF_EVENTS
+	{
+		unsigned int cpu;
+
+		for_each_possible_cpu(cpu)
+			if (insn_ev[cpu])
+				perf_event_release_kernel(insn_ev[cpu]);
+	}
+#endif
 	if (fault_irq)
 		free_irq(fault_irq, NULL);
 	if (vic_base)

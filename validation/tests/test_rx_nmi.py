@@ -16,6 +16,7 @@ import pexpect
 import pytest
 
 from fiq_helpers import LKDTM, clean_boot_log, lock_up
+from qemu import GuestError
 from scenarios import lock_cpus, stuck_cpus_in_btc
 from test_trustzone import uart_fiq_capable_dtb
 
@@ -177,15 +178,43 @@ def test_paste_1mib(guest, figure, fiq, rate):
         assert "kgdboc" in g.sh("cat /proc/interrupts")
 
 
-def test_paste_with_cpu1_stuck(guest, figure):
+@pytest.mark.parametrize("size,rate", [(1 << 18, 11520), (1 << 20, 46080)],
+                         ids=["256k-115200baud", "1m-4x"])
+def test_paste_with_cpu1_stuck(guest, figure, size, rate):
     """SMP2 with CPU1 in HARDLOCKUP, FIQ on: the shell on CPU0 keeps all
-    its input (256 KiB at line rate).  The shell and unbound work are
-    pinned to CPU0 (scenarios.lock_cpus), as in every SMP lock-up test:
-    mainline's tty work would otherwise wait for the stuck CPU too."""
+    its input (256 KiB at line rate, 1 MiB at 4x).  The shell and unbound
+    work are pinned to CPU0 (scenarios.lock_cpus), as in every SMP lock-up
+    test: mainline's tty work would otherwise wait for the stuck CPU too."""
     g = guest("vexpress-a15", smp=2, fiq=True)
     lock_cpus(g, [1], 0)
-    paste(g, figure, "vexpress-a15 SMP2 CPU1 stuck, 256 KiB paste at 11.5 KB/s FIQ on",
-          paste_text(1 << 18), 11520)
+    paste(g, figure, f"vexpress-a15 SMP2 CPU1 stuck, {size >> 10} KiB paste at "
+                     f"{rate / 1000:.1f} KB/s FIQ on", paste_text(size), rate)
+
+
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_break_g_with_cpu0_stuck(guest, figure, fiq):
+    """SMP2 with CPU0, the CPU that takes the UART's interrupt, in
+    HARDLOCKUP: BREAK + g enters kdb (the NMI) and btc shows CPU0 stuck.
+    FIQ off, mainline's control: BREAK + g enters while the kernel is
+    healthy, and not once CPU0 is stuck (its IRQ never comes)."""
+    g = guest("vexpress-a15", smp=2, fiq=fiq, mux=True)
+    if not fiq:
+        g.send_break("g")
+        g.wait_kdb(timeout=5)
+        g.kdb_go()
+        g.resume_shell()
+        assert g.sh("echo healthy") == "healthy"
+    lock_cpus(g, [0], 1)
+    t0 = g.send_break("g")
+    if not fiq:
+        with pytest.raises(GuestError):
+            g.wait_kdb(timeout=10)
+        figure("vexpress-a15 SMP2 CPU0 stuck: BREAK g->kdb> FIQ off", "no entry in 10 s")
+        return
+    g.wait_kdb(timeout=5)
+    figure("vexpress-a15 SMP2 CPU0 stuck: BREAK g->kdb> FIQ on", f"{time.monotonic() - t0:.3f} s")
+    g.kdb_setup()
+    assert stuck_cpus_in_btc(g.kdb("btc")) == {0}
 
 
 def test_flood_with_the_draining_cpu_stuck(guest, figure):
