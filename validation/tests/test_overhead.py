@@ -159,7 +159,7 @@ def test_latency_ratio(figure):
 #    the command itself, the ticks); instructions per received byte are
 #    the difference over the bytes.  Bytes arrive in host time, so how
 #    many an interrupt finds depends on the host: on a quiet host (make
-#    check runs one guest at a time) the ratio was 1.04-1.08 in five runs;
+#    check runs one guest at a time) the ratio was 1.04-1.08 in four runs;
 #    with a kernel build on both cores beside it, 1.005-1.15.
 ICOUNT_RT = ("-icount", "shift=0")
 RX_BYTES = 1 << 17
