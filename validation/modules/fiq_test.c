@@ -71,6 +71,7 @@
  *	the FIQ-off kernel must leave it as mainline does.
  */
 #include <linux/atomic.h>
+#include <linux/cpu.h>
 #include <linux/cpu_pm.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -601,12 +602,22 @@ static const struct file_operations insn_count_fops = {
 static void __iomem *gicc_base;
 static unsigned int bpr_value;
 
-/* firmware that leaves GICC_BPR at bpr_value, then a CPU PM exit */
-static void fiq_test_bpr_reinit(void *unused)
+/*
+ * Firmware that leaves GICC_BPR at bpr_value, then a CPU PM exit, on the
+ * CPU it runs on: from a task with IRQs masked, as cpuidle calls CPU PM.
+ * Not from an IPI: the GIC driver's CPU PM exit restores the SGIs' and
+ * PPIs' active bits it saved on entry, the IPI's own SGI among them, and
+ * QEMU's GIC then seems to keep that SGI active after its EOI
+ * (FIQ off: the CPU took no interrupt again, its timer stopped).
+ */
+static long fiq_test_bpr_reinit(void *unused)
 {
+	local_irq_disable();
 	writel_relaxed(bpr_value, gicc_base + GICC_BPR);
 	cpu_pm_enter();
 	cpu_pm_exit();
+	local_irq_enable();
+	return 0;
 }
 
 /*
@@ -618,6 +629,7 @@ static ssize_t bpr_reinit_write(struct file *f, const char __user *buf,
 				size_t len, loff_t *off)
 {
 	struct device_node *np;
+	unsigned int cpu;
 	int ret;
 
 	ret = kstrtouint_from_user(buf, len, 0, &bpr_value);
@@ -632,7 +644,10 @@ static ssize_t bpr_reinit_write(struct file *f, const char __user *buf,
 		if (!gicc_base)
 			return -ENOMEM;
 	}
-	on_each_cpu(fiq_test_bpr_reinit, NULL, 1);
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		work_on_cpu(cpu, fiq_test_bpr_reinit, NULL);
+	cpus_read_unlock();
 	return len;
 }
 
