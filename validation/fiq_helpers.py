@@ -90,17 +90,23 @@ def lock_up_and_knock(g, trigger: str, marker: str, timeout: float) -> float:
     return time.monotonic() - t0
 
 
-def lock_up_beyond_reach(g, trigger: str, marker: str, seconds: float = 10) -> None:
-    """The control of a FIQ-off (or FIQ-unavailable) boot, in one boot of a
-    Guest(..., mux=True): mainline's way into kdb from the serial line,
-    BREAK + g (sysrq-g in the UART's IRQ handler), works while the kernel is
-    healthy; then lock_up(), and neither BREAK + g nor the knock reaches kdb
-    within seconds."""
+def break_g_enters_while_healthy(g) -> None:
+    """The first half of every FIQ-off control, in a Guest(..., mux=True):
+    mainline's way into kdb from the serial line, BREAK + g (sysrq-g in the
+    UART's IRQ handler), works while the kernel is healthy, and go gives
+    the shell back."""
     g.send_break("g")
     g.wait_kdb(timeout=5)
     g.kdb_go()
     g.resume_shell()
     assert g.sh("echo healthy") == "healthy"
+
+
+def lock_up_beyond_reach(g, trigger: str, marker: str, seconds: float = 10) -> None:
+    """The control of a FIQ-off (or FIQ-unavailable) boot, in one boot of a
+    Guest(..., mux=True): break_g_enters_while_healthy(); then lock_up(),
+    and neither BREAK + g nor the knock reaches kdb within seconds."""
+    break_g_enters_while_healthy(g)
     lock_up(g, trigger, marker)
     g.send_break("g")
     time.sleep(0.5)

@@ -153,11 +153,11 @@ def test_latency_ratio(figure):
 #    state (ARMv7 has no SDCR.SPME to allow it); the GICv2 has groups and
 #    signals FIQ there too (test_gic_fiq boots it).  sleep stays on: when the
 #    guest idles its clock follows the host's, as the paste does, so the
-#    idle work (ticks) per host second is the same in both runs.  One boot
-#    measures `cat > /tmp/p` twice with the counter running: once fed
-#    RX_BYTES at line rate, once fed nothing for as long (the baseline:
-#    the command itself, the ticks); instructions per received byte are
-#    the difference over the bytes.  Bytes arrive in host time, so how
+#    idle work (ticks) per host second is the same in both runs.  Each of
+#    RX_ROUNDS rounds in one boot measures `cat > /tmp/p` twice with the
+#    counter running: once fed RX_BYTES at line rate, once fed nothing for
+#    as long (the baseline: the command itself, the ticks); instructions
+#    per received byte are the difference over the bytes.  Bytes arrive in host time, so how
 #    many an interrupt finds depends on the host: on a quiet host (make
 #    check runs one guest at a time) the ratio was 1.04-1.09 in ten runs;
 #    with a kernel build on both cores beside it, 1.005-1.15.

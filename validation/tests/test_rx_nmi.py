@@ -15,7 +15,7 @@ import time
 import pexpect
 import pytest
 
-from fiq_helpers import LKDTM, clean_boot_log, lock_up
+from fiq_helpers import LKDTM, break_g_enters_while_healthy, clean_boot_log, lock_up
 from qemu import GuestError
 from scenarios import lock_cpus, stuck_cpus_in_btc
 from test_trustzone import uart_fiq_capable_dtb
@@ -199,11 +199,7 @@ def test_break_g_with_cpu0_stuck(guest, figure, fiq):
     healthy, and not once CPU0 is stuck (its IRQ never comes)."""
     g = guest("vexpress-a15", smp=2, fiq=fiq, mux=True)
     if not fiq:
-        g.send_break("g")
-        g.wait_kdb(timeout=5)
-        g.kdb_go()
-        g.resume_shell()
-        assert g.sh("echo healthy") == "healthy"
+        break_g_enters_while_healthy(g)
     lock_cpus(g, [0], 1)
     t0 = g.send_break("g")
     if not fiq:
