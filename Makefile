@@ -18,6 +18,8 @@ FLAVOUR_vexpress-a15 := armv7
 FLAVOUR_vexpress-a9 := armv7
 FLAVOUR_versatilepb := armv5
 FLAVOUR_virt := armv7
+FLAVOUR_orangepi-pc := armv7
+FLAVOUR_ast2600-evb := armv7
 FLAVOURS := armv7 armv5
 
 .PHONY: all deps tree kernel kernels initramfs pristine check test matrix demo qemu export \

@@ -12,7 +12,7 @@ pkgs=(linux-source-6.1 gcc gcc-arm-linux-gnueabi ccache make bc bison flex
       libssl-dev libelf-dev cpio kmod xz-utils rsync git perl
       qemu-system-arm device-tree-compiler dt-schema yamllint
       gcc-aarch64-linux-gnu
-      python3 python3-pytest python3-pytest-timeout python3-pexpect python3-libfdt
+      python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-pexpect python3-libfdt
       python3-yaml python3-docutils python3-sphinx)
 
 missing=()

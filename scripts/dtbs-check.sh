@@ -1,12 +1,14 @@
 #!/bin/bash
 # make dtbs_check on the DTBs the series touches, on the pristine tree and on
 # the patched one: fail if the series adds a warning.  Both kernel flavours:
-# armv7 (vexpress, STi) and armv5 (versatile).
+# armv7 (vexpress, STi, orangepi-pc, ast2600-evb) and armv5 (versatile).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dtbs_armv7=(vexpress-v2p-ca15-tc1.dtb vexpress-v2p-ca15_a7.dtb vexpress-v2p-ca5s.dtb
             vexpress-v2p-ca9.dtb stih407-b2120.dtb stih410-b2120.dtb stih410-b2260.dtb
-            stih418-b2199.dtb stih418-b2264.dtb)
+            stih418-b2199.dtb stih418-b2264.dtb
+            sun8i-h3-orangepi-pc.dtb sun8i-h3-orangepi-pc-plus.dtb
+            aspeed-ast2600-evb.dtb aspeed-ast2600-evb-a1.dtb)
 dtbs_armv5=(versatile-ab.dtb versatile-ab-ib2.dtb versatile-pb.dtb)
 wt=$top/build/dtbs-pristine
 . "$top/scripts/kbuild-env.sh"
@@ -16,15 +18,23 @@ if [ ! -d "$wt" ]; then
 	git -C "$top/build/linux" worktree add -q --detach "$wt" pristine
 fi
 
-check() {	# tree out flavour -> normalised warnings on stdout
-	local tree=$1 out=$2
-	[ -f "$out/.config" ] || configure_kernel "$tree" "$out" "$3"
+check() {	# tree out flavour dtbs... -> normalised warnings on stdout
+	local tree=$1 out=$2 flavour=$3 frags
+	shift 3
+	# configured again when the fragments change (boards join the flavour)
+	frags=$(cat $(fragments_for "$flavour") | sha256sum | cut -d' ' -f1)
+	if [ ! -f "$out/.config" ] || [ "$(cat "$out.frags" 2>/dev/null)" != "$frags" ]; then
+		configure_kernel "$tree" "$out" "$flavour"
+		echo "$frags" > "$out.frags"
+	fi
 	rm -f "$out"/arch/arm/boot/dts/*.dtb
+	# What dtbs_check does, for the touched DTBs only (the flavour builds
+	# hundreds): the schemas, then each DTB validated as it is built.
 	# -j1: parallel dt-validate runs interleave their lines
 	# A warning about a whole node quotes its content: the same warning
 	# with other properties inside it (a VIC specifier grown a cell) is
 	# not a new one, so the quoted node is left out.
-	kmake "$tree" "$out" -j1 dtbs_check 2>&1 |
+	kmake "$tree" "$out" -j1 CHECK_DTBS=y dt_binding_check "$@" 2>&1 |
 		sed -e "s|$tree/||g" -e "s|$out/||g" \
 		    -e "s/: {'.*} should not be valid under /: {node} should not be valid under /" |
 		sort -u
@@ -37,8 +47,8 @@ for flavour in ${FLAVOURS:-armv7 armv5}; do
 	sfx=$([ "$flavour" = armv7 ] || echo "-$flavour")
 	pristine=$top/build/out/dtbs-pristine$sfx patched=$top/build/out/dtbs-patched$sfx
 	declare -n dtbs=dtbs_$flavour
-	check "$wt" "$pristine" "$flavour" > "$pristine.txt"
-	check "$top/build/linux" "$patched" "$flavour" > "$patched.txt"
+	check "$wt" "$pristine" "$flavour" "${dtbs[@]}" > "$pristine.txt"
+	check "$top/build/linux" "$patched" "$flavour" "${dtbs[@]}" > "$patched.txt"
 	cmp -s "$pristine.dtbs" "$patched.dtbs" ||
 		{ echo "dtbs_check $flavour: the two sides built different DTBs" >&2; exit 1; }
 	for d in "${dtbs[@]}"; do

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import pathlib
 import re
 import subprocess
 
 TOP = pathlib.Path(__file__).resolve().parent.parent
 BUILD = TOP / "build"
+# The one switch: the interrupt controller may deliver NMIs as FIQ.
+FIQ_SWITCH = "irqchip.fiq_nmi=1"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,6 +23,25 @@ class Board:
     memory: str = "256"
     max_smp: int = 1
     qemu_dtb: bool = False  # the DTB is QEMU's own (virt), see qemu_dtb_path()
+    # the SoC models have a fixed number of CPUs: fewer are booted with
+    # maxcpus= (kernel_cmdline())
+    min_smp: int = 1
+    console: str = "ttyAMA0"  # console and kgdboc port
+    serial_nulls: int = 0     # QEMU serial ports before the console's
+    qemu_extra: tuple[str, ...] = ()
+    cmdline_extra: str = ""   # e.g. fiq_test's storm_spi= where SPI 47 is taken
+
+    def cmdline(self, fiq: bool) -> str:
+        """The base command line: console and kgdboc on the board's UART,
+        and the one switch when fiq."""
+        return f"console={self.console} kgdboc={self.console}" + (f" {FIQ_SWITCH}" if fiq else "")
+
+    def kernel_cmdline(self, smp: int) -> str:
+        """What the board adds to any command line."""
+        extra = [self.cmdline_extra] if self.cmdline_extra else []
+        if smp < self.min_smp:
+            extra.append(f"maxcpus={smp}")
+        return " ".join(extra)
 
     def kernel(self) -> pathlib.Path:
         return BUILD / "out" / self.flavour / "arch/arm/boot/zImage"
@@ -37,9 +59,10 @@ class Board:
         recommends: without -nic none virt does not start where it is
         missing."""
         machine = self.machine + ("," + machine_opts if machine_opts else "")
-        return (["-M", machine, "-m", self.memory, "-smp", str(smp),
+        return (["-M", machine, "-m", self.memory, "-smp", str(max(smp, self.min_smp)),
                  "-display", "none", "-nic", "none"]
-                + (["-cpu", self.cpu] if self.cpu else []))
+                + (["-cpu", self.cpu] if self.cpu else []) + list(self.qemu_extra)
+                + ["-serial", "null"] * self.serial_nulls)
 
     def qemu_dtb_path(self, smp: int = 1, machine_opts: str = "") -> pathlib.Path:
         """The DTB QEMU generates for this machine (-machine dumpdtb=),
@@ -49,13 +72,16 @@ class Board:
         tag = re.sub(r"[^A-Za-z0-9]+", "-", f"{machine_opts}-smp{smp}").strip("-")
         out = BUILD / "dtbs" / f"{self.name}-{tag}.dtb"
         out.parent.mkdir(parents=True, exist_ok=True)
-        raw = out.with_suffix(".raw.dtb")
+        # per process, then renamed: test.sh runs two pytest workers
+        raw = out.with_suffix(f".{os.getpid()}.raw.dtb")
+        packed = out.with_suffix(f".{os.getpid()}.dtb")
         dump = ",".join(o for o in (machine_opts, f"dumpdtb={raw}") if o)
         subprocess.run(["qemu-system-arm"] + self.qemu_machine(smp, dump),
                        check=True, capture_output=True)
-        subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dtb", "-o", str(out), str(raw)],
+        subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dtb", "-o", str(packed), str(raw)],
                        check=True)
         raw.unlink()
+        packed.replace(out)
         return out
 
     def initrd(self) -> pathlib.Path:
@@ -75,5 +101,19 @@ BOARDS = {
         # TrustZone case.  highmem=off: the kernel has no LPAE.
         Board("virt", "armv7", "virt,gic-version=2,highmem=off", "cortex-a15",
               "virt.dtb", qemu_dtb=True),
+        # Allwinner H3: GIC-400 without Security Extensions, open to the
+        # kernel (booted Non-secure Hyp, PSCI by SMC); UART0 is a DesignWare
+        # 8250; four CPUs, always.  SPI 47 is the EHCI's: the storm takes 98.
+        Board("orangepi-pc", "armv7", "orangepi-pc", None, "sun8i-h3-orangepi-pc.dtb",
+              memory="1024", max_smp=4, min_smp=4, console="ttyS0",
+              cmdline_extra="fiq_test.storm_spi=98"),
+        # Aspeed AST2600: Cortex-A7 GICv2; without Security Extensions
+        # (has_el3=off) the GIC is the kernel's, with them QEMU boots it
+        # Non-secure and keeps FIQ (test_trustzone.py); UART5, QEMU's first
+        # serial port, is ttyS4 (DesignWare 8250 in the EVB's DTS); two CPUs.
+        Board("ast2600-evb", "armv7", "ast2600-evb", None, "aspeed-ast2600-evb.dtb",
+              memory="1024", max_smp=2, min_smp=2, console="ttyS4",
+              qemu_extra=("-global", "cortex-a7-arm-cpu.has_el3=off"),
+              cmdline_extra="fiq_test.storm_spi=98"),
     )
 }

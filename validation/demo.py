@@ -13,7 +13,7 @@ import sys
 import time
 
 from boards import BOARDS
-from qemu import CMDLINE_FIQ, Guest, GuestError
+from qemu import Guest, GuestError
 
 
 def say(msg: str) -> None:
@@ -24,7 +24,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--board", choices=sorted(BOARDS), default="vexpress-a15")
     a = ap.parse_args()
-    say(f"booting {a.board} with the FIQ debugger on ({CMDLINE_FIQ})")
+    say(f"booting {a.board} with the FIQ debugger on ({BOARDS[a.board].cmdline(fiq=True)})")
     g = Guest(a.board, name=f"demo-{a.board}", fiq=True)
     try:
         g.wait_shell()

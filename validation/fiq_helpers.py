@@ -36,6 +36,11 @@ GENIRQ_NMI_ERRORS = (
 )
 # kgdboc's line when it took the port's receive interrupt as an NMI
 NMI_TAKEN = r"kgdboc: ttyAMA0: IRQ(\d+) is an NMI: "
+
+
+def nmi_taken(console: str) -> str:
+    """NMI_TAKEN for a board's console."""
+    return NMI_TAKEN.replace("ttyAMA0", console)
 # where the irqchip offers NMIs but refuses this line (the VIC: not
 # VIC_FIQ_CAPABLE); where it offers none (the GIC without groups, the
 # SIC) kgdboc stays quiet
@@ -117,10 +122,12 @@ def lock_up_beyond_reach(g, trigger: str, marker: str, seconds: float = 10) -> N
 
 def console_roundtrip(g, figure, nlines: int, chunk: int, delay: float,
                       where: str = "") -> None:
-    """Type nlines random lines into `cat > /tmp/in` on the console, ttyAMA0,
-    paced at chunk bytes every delay s, and check they arrived and come
-    back intact (line count, md5, line by line)."""
-    assert g.sh("cat /sys/class/tty/console/active") == "ttyAMA0"
+    """Type nlines random lines into `cat > /tmp/in` on the console (the
+    board's: ttyAMA0 on the PL011 boards), paced at chunk bytes every delay
+    s, and check they arrived and come back intact (line count, md5, line
+    by line)."""
+    console = g.board.console
+    assert g.sh("cat /sys/class/tty/console/active") == console
     rnd = random.Random(1234)
     lines = [f"{n:04d} " + "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz0123456789")
                                    for _ in range(rnd.randint(0, 40)))
@@ -132,7 +139,7 @@ def console_roundtrip(g, figure, nlines: int, chunk: int, delay: float,
     g.send_paced(text, chunk=chunk, delay=delay)
     time.sleep(0.5)
     g.send("\x04")
-    figure(f"{where + ' ' if where else ''}ttyAMA0 {nlines} lines in, {chunk} B every "
+    figure(f"{where + ' ' if where else ''}{console} {nlines} lines in, {chunk} B every "
            f"{delay * 1000:.0f} ms", f"{time.monotonic() - t0:.2f} s, {len(text)} bytes")
     assert g.sh("wc -l < /tmp/in", timeout=20) == str(nlines)
     want = hashlib.md5(text.encode()).hexdigest()

@@ -9,10 +9,15 @@ series adds would name kgdb.rst: the pristine file has none).
 """
 from __future__ import annotations
 
+import pytest
+
 import os
 import subprocess
 
 from boards import BUILD, TOP
+
+# kbuild (htmldocs): one worker at a time (scripts/test.sh runs two)
+pytestmark = pytest.mark.xdist_group("kbuild")
 
 TREE = BUILD / "linux"
 KGDB_RST = "Documentation/dev-tools/kgdb.rst"

@@ -11,6 +11,9 @@ import subprocess
 
 import pytest
 
+# kbuild in build/out/*: one worker at a time (scripts/test.sh runs two)
+pytestmark = pytest.mark.xdist_group("kbuild")
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHECKER = ROOT / "scripts" / "check-fiq-dt.py"
 FIXTURES = ROOT / "validation" / "dt-fixtures"

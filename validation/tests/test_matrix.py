@@ -4,14 +4,15 @@ with the FIQ debugger on and off (mainline) on the same kernel.
 One boot per cell.  Per cell: is kdb entered, how long it took, and does
 kdb's btc name the culprit (the function the faulting CPU is stuck in).
 
-Setups: vexpress-a15 UP, vexpress-a15 SMP2, vexpress-a9 SMP4 (GIC) and
-versatilepb (VIC, UP).  On SMP the fault runs on the last CPU and the shell
+Setups: vexpress-a15 UP, vexpress-a15 SMP2, vexpress-a9 SMP4 (GIC),
+versatilepb (VIC, UP), and the SoC models with a DesignWare 8250 console:
+orangepi-pc SMP4 (Allwinner H3) and ast2600-evb SMP2 (Aspeed AST2600).  On SMP the fault runs on the last CPU and the shell
 (and the UART's interrupt) stays on CPU0.
 
 How kdb is asked for, from the serial line only (the shell may be dead):
   FIQ on   the knock $3#33 (read by the FIQ handler)
   FIQ off  BREAK then g: mainline's sysrq-g from the serial port, handled
-           in the PL011's IRQ handler
+           in the UART's IRQ handler
 PANIC and the oops in an IRQ handler need no request: kgdboc makes kdb
 catch them (6.1: panic() calls kgdb_panic() before stopping the other
 CPUs, as long as panic_timeout is 0; die() goes through kgdb's die
@@ -70,6 +71,8 @@ SETUPS = {
     "a15-smp2": ("vexpress-a15", 2),
     "a9-smp4": ("vexpress-a9", 4),
     "versatilepb": ("versatilepb", 1),
+    "opi-smp4": ("orangepi-pc", 4),
+    "ast-smp2": ("ast2600-evb", 2),
 }
 
 
@@ -116,6 +119,12 @@ def kind(board: str, smp: int) -> str:
     return ("vic" if board == "versatilepb" else "gic") + ("-up" if smp == 1 else "-smp")
 
 
+def cell_order(setup: str, mode: str, fault: str) -> int:
+    """Where the cell goes in the table: setups and faults as listed."""
+    return (list(SETUPS).index(setup) * 100 + list(FAULTS).index(fault) * 2
+            + (mode == "off"))
+
+
 CELLS = [pytest.param(setup, mode, fault, id=f"{setup}-{mode}-{fault}")
          for setup in SETUPS for mode in ("on", "off") for fault in FAULTS]
 
@@ -125,7 +134,8 @@ def test_fault_cell(guest, figure, matrix_cell, setup, mode, fault):
     board, smp = SETUPS[setup]
     fiq = mode == "on"
     if fiq and board == "versatilepb" and not vic_fiq_in_series():
-        matrix_cell(setup=setup, mode=mode, fault=fault, na=True, entered=None)
+        matrix_cell(setup=setup, mode=mode, fault=fault, order=cell_order(setup, mode, fault),
+                    na=True, entered=None)
         pytest.skip("n/a: the series has no VIC FIQ support yet")
     trigger, marker, culprit, auto, in_task = FAULTS[fault]
     cpu = smp - 1
@@ -174,7 +184,8 @@ def test_fault_cell(guest, figure, matrix_cell, setup, mode, fault):
         time.sleep(0.5)
         g.knock() if fiq else g.send_break("g")
         wait_kdb_paged(g, timeout=waited)
-    matrix_cell(setup=setup, mode=mode, fault=fault, entered=entered, how=how,
+    matrix_cell(setup=setup, mode=mode, fault=fault, order=cell_order(setup, mode, fault),
+                entered=entered, how=how,
                 time=round(t, 3) if entered else None, waited=waited,
                 culprit=named, culprit_cpus=where, roundup_timed_out=timed_out,
                 attempts=attempts)

@@ -41,6 +41,10 @@ from fiq_helpers import pristine_board
 from scenarios import FIQ_TEST, LKDTM
 from test_rx_nmi import paste_text, uart_interrupts
 
+# timings and instruction counts that a second guest on the host would
+# disturb: run alone, in scripts/test.sh's second pass
+pytestmark = pytest.mark.serial
+
 ICOUNT = ("-icount", "shift=0,sleep=off")
 N = 20000
 RUNS = 5

@@ -21,6 +21,9 @@ import pytest
 
 from scenarios import enter_kdb, random_lines, start_ticker, stop_ticker, ticks_in
 
+# entries per second, compared FIQ on and off: run alone (scripts/test.sh)
+pytestmark = pytest.mark.serial
+
 CYCLES = 200
 
 

@@ -16,9 +16,15 @@ is marked GIC_FIQ_CAPABLE (a board whose DT says FIQ while its firmware
 keeps it).  The control: the same kernel and flagged DTB on virt with
 secure=off (the kernel owns the GIC) enters kdb by FIQ from a CPU stuck
 with IRQs masked, so the fallback is TrustZone's doing.
+
+A second case on a real SoC model: the AST2600 as QEMU boots it by
+default (Cortex-A7 with EL3, kernel entered Non-secure), whose EVB DTS
+marks the console UART FIQ-capable.  Its control is every
+test_soc_boards.py case, on the same machine with has_el3=off.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -99,3 +105,23 @@ def test_virt_owning_the_gic_enters_by_fiq(guest, tmp_path, figure):
     g.kdb_setup()
     bt = g.kdb("bt")
     assert "lkdtm_HARDLOCKUP" in bt and "__fiq_svc" in bt, bt
+
+
+def test_ast2600_firmware_owns_fiq(guest, figure):
+    """ast2600-evb without has_el3=off: the kernel runs Non-secure, FIQ is
+    the firmware's.  Said once, no NMI taken, ttyS4 keeps the 8250's own
+    IRQ, kgdboc by IRQ as in mainline (BREAK + g while healthy), and a CPU
+    stuck with IRQs masked out of reach (maxcpus=1)."""
+    board = dataclasses.replace(BOARDS["ast2600-evb"], qemu_extra=())
+    g = guest(board, fiq=True, mux=True)
+    log = clean_boot_log(g)
+    assert log.count(NO_GROUPS) == 1, log
+    assert "interrupt groups available" not in log, log
+    assert "SMP: backtrace and kgdb roundup IPI is an NMI" not in log, log
+    assert "kgdboc:" not in log and "GIC: hwirq" not in log, log
+    assert g.sh("cat /sys/class/tty/console/active") == "ttyS4"
+    irqs = g.sh("cat /proc/interrupts")
+    assert re.search(r" ttyS4$", irqs, re.M) and "kgdboc" not in irqs, irqs
+    lock_up_beyond_reach(g, f"echo HARDLOCKUP > {LKDTM}", "Performing direct entry HARDLOCKUP")
+    figure("ast2600-evb (EL3, Non-secure kernel) HARDLOCKUP BREAK g, knock->kdb>",
+           "no entry in 10 s (FIQ owned by firmware)")

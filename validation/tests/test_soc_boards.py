@@ -1,0 +1,135 @@
+"""Real SoC models (issue 14): Allwinner H3 (orangepi-pc, four CPUs) and
+Aspeed AST2600 (ast2600-evb, two CPUs), each with a DesignWare 8250 as
+console and kgdb port (ttyS0, ttyS4), the ARMv7 kernel every other GIC
+board boots.  QEMU fixes their CPU count: "the only loaded CPU" is the
+kernel booted with maxcpus=1 (boards.Board.kernel_cmdline()).
+
+Every case runs FIQ on and FIQ off (mainline: the same kernel without
+irqchip.fiq_nmi=1) in the same run.  The fault matrix (test_matrix.py),
+the harm test (test_harm.py) and the TrustZone case of the AST2600
+(test_trustzone.py) have these boards too.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from boards import BOARDS
+from fiq_helpers import (DEADLOCK, LKDTM, clean_boot_log, lock_up_and_knock,
+                         lock_up_beyond_reach, nmi_taken)
+from scenarios import DYNDBG, ROUNDUP, TIMEOUT, lock_cpus, roundup_us, stuck_cpus_in_btc
+from test_rx_nmi import paste, paste_text
+
+SOCS = ["orangepi-pc", "ast2600-evb"]
+# the 8250 core's interrupt name is the port's
+HANDLER = {"orangepi-pc": "ttyS0", "ast2600-evb": "ttyS4"}
+
+LOCKUPS = {
+    "hardlockup": (f"echo HARDLOCKUP > {LKDTM}", "Performing direct entry HARDLOCKUP",
+                   "lkdtm_HARDLOCKUP"),
+    "deadlock": (f"echo 1 > {DEADLOCK}", "fiq_test: taking fiq_test_lock twice",
+                 "fiq_test_self_deadlock"),
+}
+
+
+@pytest.mark.parametrize("board", SOCS)
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_port_stays_the_console(guest, board, fiq):
+    """FIQ on: the 8250 stays the console, its interrupt is kgdboc's NMI (no
+    handler of the 8250's own), and one line says so.  FIQ off: the 8250's
+    own handler, and kgdboc says nothing."""
+    g = guest(board, fiq=fiq)
+    console = BOARDS[board].console
+    log = clean_boot_log(g)
+    taken = re.findall(nmi_taken(console), log)
+    irqs = g.sh("cat /proc/interrupts")
+    assert g.sh("cat /sys/class/tty/console/active") == console
+    if not fiq:
+        assert taken == [] and "kgdboc:" not in log, log[-2000:]
+        assert re.search(rf" {HANDLER[board]}$", irqs, re.M) and "kgdboc" not in irqs, irqs
+        return
+    assert len(taken) == 1, log[-3000:]
+    assert re.search(rf"^ *{taken[0]}: .*kgdboc$", irqs, re.M), irqs
+    assert not re.search(rf" {HANDLER[board]}$", irqs, re.M), irqs
+    # termios is the driver's: a speed change sticks, the shell still talks
+    assert g.sh("stty 115200; stty speed") == "115200"
+    assert g.sh("echo after-stty") == "after-stty"
+
+
+@pytest.mark.parametrize("board", SOCS)
+@pytest.mark.parametrize("lockup", LOCKUPS)
+def test_only_cpu_stuck_entered_by_fiq(guest, figure, board, lockup):
+    """maxcpus=1, the only CPU stuck with IRQs masked: the knock enters kdb
+    from the FIQ, and bt names the culprit."""
+    trigger, marker, culprit = LOCKUPS[lockup]
+    g = guest(board, fiq=True)
+    assert g.sh("nproc") == "1"
+    t = lock_up_and_knock(g, trigger, marker, timeout=2)
+    figure(f"{board} UP {lockup} knock->kdb> FIQ on", f"{t:.3f} s")
+    assert "due to NonMaskable Interrupt" in g.kdb_entry_text
+    g.kdb_setup()
+    bt = g.kdb("bt")
+    assert culprit in bt and "__fiq_svc" in bt, bt
+
+
+@pytest.mark.parametrize("board", SOCS)
+@pytest.mark.parametrize("lockup", LOCKUPS)
+def test_only_cpu_stuck_beyond_mainline(guest, figure, board, lockup):
+    """The control, FIQ off: mainline's BREAK + g enters kdb while the
+    kernel is healthy, and neither it nor the knock once the only CPU is
+    stuck."""
+    trigger, marker, _ = LOCKUPS[lockup]
+    g = guest(board, mux=True)
+    assert g.sh("nproc") == "1"
+    lock_up_beyond_reach(g, trigger, marker)
+    figure(f"{board} UP {lockup} BREAK g, knock->kdb> FIQ off", "no entry in 10 s")
+
+
+@pytest.mark.parametrize("board", SOCS)
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_every_other_cpu_stuck(guest, figure, board, fiq):
+    """All CPUs but CPU0 (which takes the UART's interrupt) in HARDLOCKUP.
+    FIQ on: the knock enters kdb, the roundup by FIQ brings every CPU in,
+    btc shows each stuck one.  FIQ off: mainline's sysrq-g enters, the
+    roundup by IRQ times out and the stuck CPUs are lost."""
+    smp = BOARDS[board].max_smp
+    stuck = list(range(1, smp))
+    g = guest(board, smp=smp, fiq=fiq, append=DYNDBG)
+    lock_cpus(g, stuck, 0)
+    if fiq:
+        t0 = g.knock()
+        g.wait_kdb(timeout=5)
+    else:
+        t0 = time.monotonic()
+        g.sh_nowait("echo g > /proc/sysrq-trigger")
+        g.wait_kdb(timeout=15)
+    t = time.monotonic() - t0
+    g.kdb_setup()
+    found = stuck_cpus_in_btc(g.kdb("btc"))
+    mode = "on" if fiq else "off"
+    figure(f"{board} SMP{smp} CPUs {stuck} stuck: kdb> FIQ {mode}",
+           f"{t:.3f} s, btc shows {sorted(found) or 'none'} stuck")
+    if fiq:
+        assert TIMEOUT not in g.kdb_entry_text
+        assert found == set(stuck)
+        n, us = roundup_us(g)
+        assert n == smp and us < 1_000_000, (n, us)
+        figure(f"{board} SMP{smp} CPUs {stuck} stuck: roundup in guest", f"{us / 1000:.1f} ms")
+    else:
+        assert TIMEOUT in g.kdb_entry_text
+        assert found == set()
+        assert not ROUNDUP.search(g.kdb("dmesg 20"))
+
+
+@pytest.mark.parametrize("board", SOCS)
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_paste_1mib_at_line_rate(guest, figure, board, fiq):
+    """1 MiB pasted into cat on the 8250 console at 115200 baud's rate
+    (11.5 KB/s): every byte delivered, md5 equal, FIQ on and off."""
+    g = guest(board, fiq=fiq)
+    paste(g, figure, f"{board} 1 MiB paste at 11.5 KB/s FIQ {'on' if fiq else 'off'}",
+          paste_text(1 << 20), 11520)
+    if fiq:
+        assert "ring full" not in g.sh("dmesg | grep kgdboc")
