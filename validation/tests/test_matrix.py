@@ -125,7 +125,12 @@ def cell_order(setup: str, mode: str, fault: str) -> int:
             + (mode == "off"))
 
 
-CELLS = [pytest.param(setup, mode, fault, id=f"{setup}-{mode}-{fault}")
+# vexpress-a9 SMP4 alone (scripts/test.sh's serial pass): beside another
+# guest its kgdb once reported the roundup timed out 2.5 ms (printk time)
+# into its 1 s wait, FIQ on; never seen in a run of one guest at a time
+ALONE = {("a9-smp4", "on")}
+CELLS = [pytest.param(setup, mode, fault, id=f"{setup}-{mode}-{fault}",
+                      marks=[pytest.mark.serial] if (setup, mode) in ALONE else [])
          for setup in SETUPS for mode in ("on", "off") for fault in FAULTS]
 
 
