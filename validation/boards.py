@@ -27,7 +27,6 @@ class Board:
     # maxcpus= (kernel_cmdline())
     min_smp: int = 1
     console: str = "ttyAMA0"  # console and kgdboc port
-    serial_nulls: int = 0     # QEMU serial ports before the console's
     qemu_extra: tuple[str, ...] = ()
     cmdline_extra: str = ""   # e.g. fiq_test's storm_spi= where SPI 47 is taken
 
@@ -61,8 +60,7 @@ class Board:
         machine = self.machine + ("," + machine_opts if machine_opts else "")
         return (["-M", machine, "-m", self.memory, "-smp", str(max(smp, self.min_smp)),
                  "-display", "none", "-nic", "none"]
-                + (["-cpu", self.cpu] if self.cpu else []) + list(self.qemu_extra)
-                + ["-serial", "null"] * self.serial_nulls)
+                + (["-cpu", self.cpu] if self.cpu else []) + list(self.qemu_extra))
 
     def qemu_dtb_path(self, smp: int = 1, machine_opts: str = "") -> pathlib.Path:
         """The DTB QEMU generates for this machine (-machine dumpdtb=),

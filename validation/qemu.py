@@ -46,11 +46,11 @@ def amid_kernel_lines(text: str) -> bytes:
 
 # FIQ debugger off: mainline behaviour, shell and kgdboc on the PL011, and
 # the GIC left without groups, so no NMI at all (not even the IPIs).
-CMDLINE_IRQ = "console=ttyAMA0 kgdboc=ttyAMA0"
+CMDLINE_IRQ = BOARDS["vexpress-a15"].cmdline(fiq=False)
 # FIQ debugger on: the same console; the UART's receive interrupt becomes
 # an NMI (FIQ) owned by kgdboc, which hands the shell's bytes on to the
 # PL011 driver through a ring and an irq_work.
-CMDLINE_FIQ = f"console=ttyAMA0 kgdboc=ttyAMA0 {FIQ_SWITCH}"
+CMDLINE_FIQ = BOARDS["vexpress-a15"].cmdline(fiq=True)
 
 
 def qemu_args_for(board: Board, smp: int = 1, append: str = "",

@@ -17,19 +17,15 @@ import time
 import pytest
 
 from boards import BOARDS
-from fiq_helpers import (DEADLOCK, LKDTM, clean_boot_log, lock_up_and_knock,
-                         lock_up_beyond_reach, nmi_taken)
+from fiq_helpers import clean_boot_log, lock_up_and_knock, lock_up_beyond_reach, nmi_taken
 from scenarios import DYNDBG, ROUNDUP, TIMEOUT, lock_cpus, roundup_us, stuck_cpus_in_btc
+from test_matrix import FAULTS
 from test_rx_nmi import paste, paste_text
 
 SOCS = ["orangepi-pc", "ast2600-evb"]
 
-LOCKUPS = {
-    "hardlockup": (f"echo HARDLOCKUP > {LKDTM}", "Performing direct entry HARDLOCKUP",
-                   "lkdtm_HARDLOCKUP"),
-    "deadlock": (f"echo 1 > {DEADLOCK}", "fiq_test: taking fiq_test_lock twice",
-                 "fiq_test_self_deadlock"),
-}
+# the matrix's two lock-ups with IRQs masked: (trigger, marker, culprit)
+LOCKUPS = {name: FAULTS[name][:3] for name in ("hardlockup", "deadlock")}
 
 
 @pytest.mark.parametrize("board", SOCS)
