@@ -20,6 +20,7 @@ FLAVOUR_versatilepb := armv5
 FLAVOUR_virt := armv7
 FLAVOUR_orangepi-pc := armv7
 FLAVOUR_ast2600-evb := armv7
+FLAVOUR_sabrelite := armv7
 FLAVOURS := armv7 armv5
 
 .PHONY: all deps tree kernel kernels initramfs pristine check test matrix demo qemu export \

@@ -13,7 +13,10 @@ valid on SPIs of a GIC that is not cascaded.  VIC_FIQ_CAPABLE (bit 16 of the
 optional second cell of a PL190/PL192 VIC specifier, see arm,vic.yaml) is
 only valid on a VIC that is not cascaded, for a source below 32 that does
 not feed another interrupt controller.  A controller without a validator
-has no FIQ: the flag in its flags cell is an error.
+has no FIQ: the flag in its flags cell is an error.  A hierarchical
+controller in PASS_THROUGH (the i.MX6 GPC) takes its parent's specifiers and
+hands them on unchanged, as its Linux driver does: the walk goes on to the
+parent.
 
 Errors:  <dtb>: <node path>: <property>[<index>]: <reason>
 Summary: <dtb>: <n> FIQ-capable specifier(s), <m> checked, <u> unresolved
@@ -54,6 +57,11 @@ VIC_SOURCES = 32
 VIC_COMPATIBLES = ("arm,pl190-vic", "arm,pl192-vic", "arm,versatile-vic")
 
 MAX_HOPS = 16  # interrupt-parent / interrupt-map hops before giving up
+
+# Hierarchical interrupt controllers whose specifiers are their parent's,
+# passed on unchanged (flags cell included) by their Linux 6.1 driver:
+# arch/arm/mach-imx/gpc.c, imx_gpc_domain_alloc().
+PASS_THROUGH = ("fsl,imx6q-gpc",)
 
 # Interrupt controllers whose drivers parse their own interrupt-map, which
 # of_irq_parse_raw() ignores (of_irq_imap_abusers in drivers/of/irq.c).
@@ -153,7 +161,7 @@ def find_parent(tree: Tree, node: Node) -> Node | None:
 class Resolved(NamedTuple):
     controller: Node
     spec: list[int]
-    via: list[str]  # paths of the interrupt-map nexus nodes passed
+    via: list[str]  # the interrupt-map nexus nodes and PASS_THROUGH controllers passed
 
 
 def map_entry(tree: Tree, imap: list[int], i: int, addrsize: int,
@@ -195,9 +203,16 @@ def resolve(tree: Tree, ipar: Node | None, spec: list[int], addr: list[int] | No
             return "no interrupt parent"
         imap = ipar.own_imap()
         if imap is None:
-            if "interrupt-controller" in ipar.props:
+            if "interrupt-controller" not in ipar.props:
+                ipar = find_parent(tree, ipar)
+                continue
+            if not set(ipar.compatible()) & set(PASS_THROUGH):
                 return Resolved(ipar, spec, via)
-            ipar = find_parent(tree, ipar)
+            via.append(f"hierarchy of {ipar.path}")
+            nxt = find_parent(tree, ipar)
+            if nxt is None or nxt.u32("#interrupt-cells") != len(spec):
+                return f"{ipar.path}: its parent does not take its specifiers"
+            ipar = nxt
             continue
         if addrsize and addr is None:
             return f"{ipar.path}: interrupt-map needs a reg property"
@@ -212,7 +227,7 @@ def resolve(tree: Tree, ipar: Node | None, spec: list[int], addr: list[int] | No
             if par.available() and \
                     all(((m ^ c) & k) == 0 for m, c, k in zip(match, child, mask)):
                 break
-        via.append(ipar.path)
+        via.append(f"interrupt-map of {ipar.path}")
         if par is ipar:  # an interrupt-map entry to itself ends the walk
             return Resolved(ipar, p_spec, via)
         ipar, addr, spec, addrsize = par, p_addr, p_spec, len(p_addr)
@@ -360,7 +375,7 @@ def check_one(tree: Tree, where: str, res: Resolved | str, report: Report,
         return
     report.checked += 1
     verdict = validator_for(res.controller)(tree, res.controller, res.spec)
-    via = f" via interrupt-map of {', '.join(res.via)}" if res.via else ""
+    via = f" via {', '.join(res.via)}" if res.via else ""
     report.errors += [f"{where}: {e}{via}" for e in verdict.errors]
     if verdict.fiq and count:
         report.fiq += 1

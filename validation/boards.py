@@ -27,6 +27,7 @@ class Board:
     # maxcpus= (kernel_cmdline())
     min_smp: int = 1
     console: str = "ttyAMA0"  # console and kgdboc port
+    serial_nulls: int = 0     # QEMU serial ports before the console's
     qemu_extra: tuple[str, ...] = ()
     cmdline_extra: str = ""   # e.g. fiq_test's storm_spi= where SPI 47 is taken
 
@@ -60,7 +61,8 @@ class Board:
         machine = self.machine + ("," + machine_opts if machine_opts else "")
         return (["-M", machine, "-m", self.memory, "-smp", str(max(smp, self.min_smp)),
                  "-display", "none", "-nic", "none"]
-                + (["-cpu", self.cpu] if self.cpu else []) + list(self.qemu_extra))
+                + (["-cpu", self.cpu] if self.cpu else []) + list(self.qemu_extra)
+                + ["-serial", "null"] * self.serial_nulls)
 
     def qemu_dtb_path(self, smp: int = 1, machine_opts: str = "") -> pathlib.Path:
         """The DTB QEMU generates for this machine (-machine dumpdtb=),
@@ -112,6 +114,14 @@ BOARDS = {
         Board("ast2600-evb", "armv7", "ast2600-evb", None, "aspeed-ast2600-evb.dtb",
               memory="1024", max_smp=2, min_smp=2, console="ttyS4",
               qemu_extra=("-global", "cortex-a7-arm-cpu.has_el3=off"),
+              cmdline_extra="fiq_test.storm_spi=98"),
+        # NXP i.MX6Q SABRE Lite: Cortex-A9 MPCore GIC with Security
+        # Extensions, booted Secure like vexpress-a9; the console is UART2
+        # (ttymxc1), QEMU's second serial port, behind the GPC; four CPUs
+        # (with one, QEMU's GIC has no CPU mask: "GIC CPU mask not found");
+        # SPI 47 is the SoC's, the storm takes 98.
+        Board("sabrelite", "armv7", "sabrelite", None, "imx6q-sabrelite.dtb",
+              memory="1024", max_smp=4, min_smp=4, console="ttymxc1", serial_nulls=1,
               cmdline_extra="fiq_test.storm_spi=98"),
     )
 }

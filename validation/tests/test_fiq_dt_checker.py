@@ -112,6 +112,24 @@ def test_flag_on_cascaded_gic_rejected(tmp_path: pathlib.Path) -> None:
     assert "cascaded into /interrupt-controller@2c001000" in errors[0]
 
 
+def test_flag_through_gpc_hierarchy_is_counted(tmp_path: pathlib.Path) -> None:
+    """The i.MX6 GPC hands the GIC's specifier on: the flag is the GIC's."""
+    dtb, res = check_fixture("good-gpc", tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert errors_of(res) == []
+    # the GPC's own SPI, the timer's four PPIs, the GIC's PPI, two UARTs
+    assert summary_of(res, dtb) == {"fiq": 1, "checked": 8, "unresolved": 0}
+
+
+def test_flag_on_ppi_through_gpc_rejected(tmp_path: pathlib.Path) -> None:
+    dtb, res = check_fixture("bad-gpc-ppi", tmp_path)
+    assert res.returncode == 1
+    errors = errors_of(res)
+    assert len(errors) == 1, errors
+    assert errors[0].startswith(f"{dtb}: /serial@21e8000: interrupts[0]: GIC_FIQ_CAPABLE on a PPI")
+    assert errors[0].endswith("via hierarchy of /gpc@20dc000"), errors[0]
+
+
 def test_one_bad_dtb_fails_the_run(tmp_path: pathlib.Path) -> None:
     good = compile_fixture("good-spi-map", tmp_path)
     bad = compile_fixture("bad-ppi-flag", tmp_path)

@@ -6,7 +6,9 @@ kdb's btc name the culprit (the function the faulting CPU is stuck in).
 
 Setups: vexpress-a15 UP, vexpress-a15 SMP2, vexpress-a9 SMP4 (GIC),
 versatilepb (VIC, UP), and the SoC models with a DesignWare 8250 console:
-orangepi-pc SMP4 (Allwinner H3) and ast2600-evb SMP2 (Aspeed AST2600).  On SMP the fault runs on the last CPU and the shell
+orangepi-pc SMP4 (Allwinner H3) and ast2600-evb SMP2 (Aspeed AST2600), and
+sabrelite SMP4 (i.MX6Q, imx UART behind the GPC).  On SMP the fault runs on
+the last CPU and the shell
 (and the UART's interrupt) stays on CPU0.
 
 How kdb is asked for, from the serial line only (the shell may be dead):
@@ -73,6 +75,7 @@ SETUPS = {
     "versatilepb": ("versatilepb", 1),
     "opi-smp4": ("orangepi-pc", 4),
     "ast-smp2": ("ast2600-evb", 2),
+    "sabre-smp4": ("sabrelite", 4),
 }
 
 

@@ -90,13 +90,16 @@ SOC_DTBS = {
     "sun8i-h3-orangepi-pc-plus.dtb": "/soc/serial@1c28000",
     "aspeed-ast2600-evb.dtb": "/ahb/apb/serial@1e784000",
     "aspeed-ast2600-evb-a1.dtb": "/ahb/apb/serial@1e784000",
+    # behind the GPC, whose specifiers are the GIC's
+    "imx6q-sabrelite.dtb": "/soc/bus@2100000/serial@21e8000",
+    "imx6dl-sabrelite.dtb": "/soc/bus@2100000/serial@21e8000",
 }
 
 
 @pytest.mark.parametrize("dtb", SOC_DTBS)
 def test_soc_dtbs_mark_the_console_uart_only(dtb):
-    """orangepi-pc's UART0 and ast2600-evb's UART5, the consoles, are the
-    one FIQ-capable line of each board."""
+    """orangepi-pc's UART0, ast2600-evb's UART5 and sabrelite's UART2, the
+    consoles, are the one FIQ-capable line of each board."""
     path = BUILD / "out/armv7/arch/arm/boot/dts" / dtb
     r = _check(path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -107,7 +110,8 @@ def test_soc_dtbs_mark_the_console_uart_only(dtb):
     assert int.from_bytes(spec[8:12], "big") == 0x10004, spec.hex()
 
 
-@pytest.mark.parametrize("dtb", ["sun8i-h3-orangepi-pc.dtb", "aspeed-ast2600-evb.dtb"])
+@pytest.mark.parametrize("dtb", ["sun8i-h3-orangepi-pc.dtb", "aspeed-ast2600-evb.dtb",
+                                 "imx6q-sabrelite.dtb"])
 def test_broken_soc_dtb_rejected(tmp_path, dtb):
     """The flag moved onto a PPI (type cell 1): the checker says where."""
     from dtb_tweak import set_interrupt_flags
