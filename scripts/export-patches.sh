@@ -2,7 +2,7 @@
 # Export the commits of build/linux (pristine..HEAD) into the topic folders
 # as git format-patch files and rewrite the series file, so that patches are
 # never edited by hand.  Topic by subject prefix:
-#   dt-bindings: -> bindings/   irqchip/, genirq:, ARM FIQ entry -> irqchip/
+#   dt-bindings: -> bindings/   irqchip/, genirq:, ARM FIQ entry, the i.MX GPC -> irqchip/
 #   ARM: dts:    -> dts/        anything else (ARM:, kgdb:, serial:) -> kgdb/
 set -euo pipefail
 
@@ -23,7 +23,7 @@ old=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$top/series")
 		subject=$(sed -n 's/^Subject: \[PATCH\] //p' "$f" | head -1)
 		case $subject in
 		dt-bindings:*) dir=bindings ;;
-		irqchip*|genirq*|"ARM: "*handle_fiq*|"ARM: entry:"*) dir=irqchip ;;
+		irqchip*|genirq*|"ARM: "*handle_fiq*|"ARM: entry:"*|"ARM: imx: gpc:"*) dir=irqchip ;;
 		"ARM: dts:"*) dir=dts ;;
 		*) dir=kgdb ;;
 		esac

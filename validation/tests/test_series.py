@@ -170,7 +170,10 @@ MAINLINE_W1 = {
                                  "drivers/tty/serial/st-asc.o",
                                  "drivers/tty/serial/8250/8250_port.o",
                                  "drivers/tty/serial/8250/8250_core.o",
-                                 "drivers/tty/serial/8250/8250_dw.o", "arch/arm/kernel/kgdb.o",
+                                 "drivers/tty/serial/8250/8250_dw.o",
+                                 "drivers/tty/serial/imx.o", "arch/arm/mach-imx/gpc.o",
+                                 "kernel/irq/chip.o", "kernel/irq/manage.o",
+                                 "arch/arm/kernel/kgdb.o",
                                  "arch/arm/kernel/smp.o", "kernel/debug/debug_core.o"])
 def test_touched_c_files_build_w1_clean(obj):
     """The C files the series touches (but traps.c, whose asm entry points
