@@ -162,3 +162,18 @@ def test_kunit_st_asc_kgdb(guest):
                  "asc_nmi_rx_char_test", "asc_nmi_mask_events_test"):
         assert re.search(rf"^ +ok \d+ {case}$", ktap, re.M), ktap
     assert totals == (4, 0, 0), ktap
+
+
+def test_kunit_imx_uart_kgdb(guest):
+    """The imx-uart-kgdb KUnit suite ran at boot in the ARMv7 image and
+    every case passed: what QEMU's i.MX UART does not model (the aging
+    timer, overrun, modem-line deltas, a break's sticky flag) is covered
+    on fake registers: the NMI reads URXD0 only with data, clears BRCD on
+    a BREAK, masks the other sources at the UART without touching the
+    driver's copies of UCR1/3/4, and the irq_work writes those back."""
+    g = guest("vexpress-a15")
+    ktap, totals = kunit_suite(g, "imx-uart-kgdb")
+    for case in ("imx_poll_init_offers_nmi_test", "imx_nmi_rx_char_test",
+                 "imx_nmi_mask_events_test", "imx_nmi_events_restore_test"):
+        assert re.search(rf"^ +ok \d+ {case}$", ktap, re.M), ktap
+    assert totals == (4, 0, 0), ktap
