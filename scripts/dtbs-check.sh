@@ -1,14 +1,15 @@
 #!/bin/bash
 # make dtbs_check on the DTBs the series touches, on the pristine tree and on
 # the patched one: fail if the series adds a warning.  Both kernel flavours:
-# armv7 (vexpress, STi, orangepi-pc, ast2600-evb) and armv5 (versatile).
+# armv7 (vexpress, STi, orangepi-pc, ast2600-evb, sabrelite) and armv5 (versatile).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 dtbs_armv7=(vexpress-v2p-ca15-tc1.dtb vexpress-v2p-ca15_a7.dtb vexpress-v2p-ca5s.dtb
             vexpress-v2p-ca9.dtb stih407-b2120.dtb stih410-b2120.dtb stih410-b2260.dtb
             stih418-b2199.dtb stih418-b2264.dtb
             sun8i-h3-orangepi-pc.dtb sun8i-h3-orangepi-pc-plus.dtb
-            aspeed-ast2600-evb.dtb aspeed-ast2600-evb-a1.dtb)
+            aspeed-ast2600-evb.dtb aspeed-ast2600-evb-a1.dtb
+            imx6q-sabrelite.dtb imx6dl-sabrelite.dtb)
 dtbs_armv5=(versatile-ab.dtb versatile-ab-ib2.dtb versatile-pb.dtb)
 wt=$top/build/dtbs-pristine
 . "$top/scripts/kbuild-env.sh"
