@@ -150,18 +150,23 @@ def test_kunit_gic_fiq(guest):
     assert (passed, failed) == (3, 0)
 
 
+def kunit_cases_pass(g, suite: str, cases: tuple[str, ...]) -> None:
+    """The KUnit suite ran at boot with exactly these cases, each ok."""
+    ktap, totals = kunit_suite(g, suite)
+    for case in cases:
+        assert re.search(rf"^ +ok \d+ {case}$", ktap, re.M), ktap
+    assert totals == (len(cases), 0, 0), ktap
+
+
 def test_kunit_st_asc_kgdb(guest):
     """The st-asc-kgdb KUnit suite (issue STiH41x: the ASC's .poll_init runs
     somewhere, on fake registers) ran at boot in the ARMv7 image and every
     case passed: RX interrupt enabled, other enables untouched, the NMI
     pieces offered to kgdboc; the NMI's rx_char() and mask_events() read
     and write the right registers."""
-    g = guest("vexpress-a15")
-    ktap, totals = kunit_suite(g, "st-asc-kgdb")
-    for case in ("asc_poll_init_enables_rx_test", "asc_poll_init_offers_nmi_test",
-                 "asc_nmi_rx_char_test", "asc_nmi_mask_events_test"):
-        assert re.search(rf"^ +ok \d+ {case}$", ktap, re.M), ktap
-    assert totals == (4, 0, 0), ktap
+    kunit_cases_pass(guest("vexpress-a15"), "st-asc-kgdb", (
+        "asc_poll_init_enables_rx_test", "asc_poll_init_offers_nmi_test",
+        "asc_nmi_rx_char_test", "asc_nmi_mask_events_test"))
 
 
 def test_kunit_imx_uart_kgdb(guest):
@@ -171,9 +176,6 @@ def test_kunit_imx_uart_kgdb(guest):
     on fake registers: the NMI reads URXD0 only with data, clears BRCD on
     a BREAK, masks the other sources at the UART without touching the
     driver's copies of UCR1/3/4, and the irq_work writes those back."""
-    g = guest("vexpress-a15")
-    ktap, totals = kunit_suite(g, "imx-uart-kgdb")
-    for case in ("imx_poll_init_offers_nmi_test", "imx_nmi_rx_char_test",
-                 "imx_nmi_mask_events_test", "imx_nmi_events_restore_test"):
-        assert re.search(rf"^ +ok \d+ {case}$", ktap, re.M), ktap
-    assert totals == (4, 0, 0), ktap
+    kunit_cases_pass(guest("vexpress-a15"), "imx-uart-kgdb", (
+        "imx_poll_init_offers_nmi_test", "imx_nmi_rx_char_test",
+        "imx_nmi_mask_events_test", "imx_nmi_events_restore_test"))
