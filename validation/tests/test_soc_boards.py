@@ -133,3 +133,49 @@ def test_paste_1mib_at_line_rate(guest, figure, board, fiq):
           paste_text(1 << 20), 11520)
     if fiq:
         assert "ring full" not in g.sh("dmesg | grep kgdboc")
+
+
+# the i.MX UART holds its interrupt from probe: kgdboc's NMI frees it, and it
+# must come back whenever the NMI goes or is refused (release_irq/restore_irq)
+IMX_NODE = "/soc/bus@2100000/serial@21e8000"
+IMX_REFUSED = r"kgdboc: ttymxc1: its interrupt cannot be an NMI \(-22\)"
+
+
+def imx_handler_back(g) -> None:
+    """The imx driver's own handler serves ttymxc1 again: in
+    /proc/interrupts, and sysrq-g from the shell enters kdb by it."""
+    irqs = g.sh("cat /proc/interrupts")
+    assert re.search(rf" {re.escape(HANDLER['sabrelite'])}$", irqs, re.M), irqs
+    assert "kgdboc" not in irqs, irqs
+    assert g.sh("echo still-talking") == "still-talking"
+    g.sh_nowait("echo g > /proc/sysrq-trigger")
+    g.wait_kdb(timeout=5)
+    g.kdb_go()
+    assert g.sh("echo after-go") == "after-go"
+
+
+def test_imx_refused_nmi_gives_the_irq_back(guest, tmp_path):
+    """FIQ asked for, but the DT does not mark UART2 FIQ-capable (the GIC
+    refuses): one warning, and the handler imx freed for the request is
+    back, with the port still closed at that point."""
+    from dtb_tweak import set_interrupt_flags
+    dtb = tmp_path / "imx6q-sabrelite-unflagged.dtb"
+    set_interrupt_flags(BOARDS["sabrelite"].dtb_path(), dtb, IMX_NODE, 0x4)
+    g = guest("sabrelite", fiq=True, dtb=dtb)
+    log = clean_boot_log(g, expect=(IMX_REFUSED,))
+    assert len(re.findall(IMX_REFUSED, log)) == 1, log[-3000:]
+    assert not re.findall(nmi_taken("ttymxc1"), log), log[-3000:]
+    imx_handler_back(g)
+
+
+def test_imx_detach_gives_the_irq_back(guest):
+    """FIQ on, then kgdboc detached at run time: the NMI is freed and the
+    imx handler requested again; the console keeps working."""
+    g = guest("sabrelite", fiq=True)
+    assert "kgdboc" in g.sh("cat /proc/interrupts")
+    g.sh("echo > /sys/module/kgdboc/parameters/kgdboc")
+    assert g.sh("cat /sys/module/kgdboc/parameters/kgdboc") == ""
+    g.sh("echo ttymxc1 > /sys/module/kgdboc/parameters/kgdboc")
+    # attached again, to an open port: by IRQ, as in mainline
+    imx_handler_back(g)
+    assert "cannot request IRQ" not in g.sh("dmesg"), g.sh("dmesg | tail -20")
