@@ -47,6 +47,11 @@ def nmi_taken(console: str) -> str:
 NMI_REFUSED = r"kgdboc: ttyAMA\d: its interrupt cannot be an NMI \(-22\)"
 
 
+def nmi_refused(console: str) -> str:
+    """NMI_REFUSED for a board's console."""
+    return NMI_REFUSED.replace(r"ttyAMA\d", re.escape(console))
+
+
 def clean_boot_log(g, expect: tuple[str, ...] = ()) -> str:
     """The kernel log without timestamps, asserted free of oopses, BUGs
     and WARNINGs (a bad device tree must cost one warning, never those),

@@ -19,10 +19,12 @@ import time
 import pytest
 
 from boards import BOARDS
-from fiq_helpers import clean_boot_log, lock_up_and_knock, lock_up_beyond_reach, nmi_taken
+from fiq_helpers import (clean_boot_log, lock_up_and_knock, lock_up_beyond_reach, nmi_refused,
+                         nmi_taken)
 from scenarios import DYNDBG, ROUNDUP, TIMEOUT, lock_cpus, roundup_us, stuck_cpus_in_btc
 from test_matrix import FAULTS
 from test_rx_nmi import paste, paste_text
+from test_series import SOC_DTBS
 
 SOCS = ["orangepi-pc", "ast2600-evb", "sabrelite"]
 # the name of the UART driver's own handler in /proc/interrupts: the 8250
@@ -137,8 +139,8 @@ def test_paste_1mib_at_line_rate(guest, figure, board, fiq):
 
 # the i.MX UART holds its interrupt from probe: kgdboc's NMI frees it, and it
 # must come back whenever the NMI goes or is refused (release_irq/restore_irq)
-IMX_NODE = "/soc/bus@2100000/serial@21e8000"
-IMX_REFUSED = r"kgdboc: ttymxc1: its interrupt cannot be an NMI \(-22\)"
+IMX = BOARDS["sabrelite"]
+IMX_REFUSED = nmi_refused(IMX.console)
 
 
 def imx_handler_back(g) -> None:
@@ -160,11 +162,11 @@ def test_imx_refused_nmi_gives_the_irq_back(guest, tmp_path):
     back, with the port still closed at that point."""
     from dtb_tweak import set_interrupt_flags
     dtb = tmp_path / "imx6q-sabrelite-unflagged.dtb"
-    set_interrupt_flags(BOARDS["sabrelite"].dtb_path(), dtb, IMX_NODE, 0x4)
+    set_interrupt_flags(IMX.dtb_path(), dtb, SOC_DTBS[IMX.dtb], 0x4)
     g = guest("sabrelite", fiq=True, dtb=dtb)
     log = clean_boot_log(g, expect=(IMX_REFUSED,))
     assert len(re.findall(IMX_REFUSED, log)) == 1, log[-3000:]
-    assert not re.findall(nmi_taken("ttymxc1"), log), log[-3000:]
+    assert not re.findall(nmi_taken(IMX.console), log), log[-3000:]
     imx_handler_back(g)
 
 
@@ -175,7 +177,7 @@ def test_imx_detach_gives_the_irq_back(guest):
     assert "kgdboc" in g.sh("cat /proc/interrupts")
     g.sh("echo > /sys/module/kgdboc/parameters/kgdboc")
     assert g.sh("cat /sys/module/kgdboc/parameters/kgdboc") == ""
-    g.sh("echo ttymxc1 > /sys/module/kgdboc/parameters/kgdboc")
+    g.sh(f"echo {IMX.console} > /sys/module/kgdboc/parameters/kgdboc")
     # attached again, to an open port: by IRQ, as in mainline
     imx_handler_back(g)
     assert "cannot request IRQ" not in g.sh("dmesg"), g.sh("dmesg | tail -20")
