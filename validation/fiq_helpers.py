@@ -27,6 +27,8 @@ SERIES_WARNINGS = (
     r"VIC: unexpected FIQ from source \d+, masked",
     # kgdboc's (its pr_fmt adds "kgdboc: ")
     r"\S+: its interrupt cannot be an NMI \(-?\d+\): the debugger is entered by IRQ only",
+    r"\S+: open, so its interrupt stays an IRQ: the debugger is entered by IRQ only",
+    r"\S+: removed, its NMI freed: attach kgdboc again for it once the port is back",
     r"\S+: \d+ received bytes lost \(\d+ in all\): NMI receive ring full",
 )
 # genirq's NMI core's (kernel/irq/manage.c)

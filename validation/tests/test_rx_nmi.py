@@ -235,6 +235,21 @@ def test_flood_with_the_draining_cpu_stuck(guest, figure):
 STOP_REPLY = rb"\$[ST][0-9a-fA-F]{2}[^#$]*#[0-9a-fA-F]{2}"
 
 
+def gdb_attaches_and_continues(g) -> None:
+    """At the shell, FIQ on: the knock, then gdb's packets by hand: its
+    first packet at kdb> (kdb hands over to kgdb, which stops in gdb
+    protocol), and continue; the target runs, kgdb still connected."""
+    g.knock()
+    g.wait_kdb(timeout=3)
+    g.send("$?#3f")
+    g.expect(STOP_REPLY, 10)
+    g.send("+")
+    g.send("$c#63")
+    g.expect(rb"\+", 5)
+    time.sleep(1)
+    g.drain()
+
+
 def test_gdb_gone_stray_byte_then_knock(guest):
     """The hang of issue 13, with a gdb session on the line: gdb attaches
     (its first packet at kdb>), continues, and goes away without detaching;
@@ -244,15 +259,7 @@ def test_gdb_gone_stray_byte_then_knock(guest):
     with FIQs masked).  The knock still works: kgdb, still connected, stops
     in gdb protocol, and the knock, gdb's own escape to kdb, gets kdb>."""
     g = guest("vexpress-a15", fiq=True)
-    g.knock()
-    g.wait_kdb(timeout=3)
-    g.send("$?#3f")                 # gdb's first packet: kdb hands over to kgdb
-    g.expect(STOP_REPLY, 10)
-    g.send("+")
-    g.send("$c#63")                 # continue; then gdb is gone
-    g.expect(rb"\+", 5)
-    time.sleep(1)
-    g.drain()
+    gdb_attaches_and_continues(g)   # then gdb is gone
     g.send("x")                     # the stray byte
     out = g.drain(wait=2, limit=3).encode()
     assert valid_gdb_packets(out) == [] and b"$" not in out, out

@@ -259,3 +259,46 @@ def test_fiq_support_compiles_out(flavour, defconfig, obj):
 
     assert emitted(out / obj) == set()
     assert emitted(BUILD / f"out/{flavour}" / obj) == {*FIQ_ONLY[obj], "irqchip.fiq_nmi"}
+
+
+# (arch, cross compiler, base config, fragments beyond the base, the module
+# that must come out of it)
+MODULAR = {
+    "armv7-kgdboc-m": ("arm", "arm-linux-gnueabi-", "vexpress_defconfig",
+                       ["trim.config", "debug.config", "armv7.config", "modular-armv7.config"],
+                       "drivers/tty/serial/kgdboc.ko"),
+    "arm64-serial-core-m": ("arm64", "aarch64-linux-gnu-", "allnoconfig",
+                            ["modular-arm64.config"], "drivers/tty/serial/serial_core.ko"),
+}
+
+
+@pytest.mark.timeout(2400)
+@pytest.mark.parametrize("variant", sorted(MODULAR))
+def test_modular_builds(variant):
+    """The series builds, modpost included, where mainline lets kgdboc
+    (armv7, the test kernel's config otherwise, with the big.LITTLE
+    switcher too) or the serial core (arm64, where there is no FIQ) be a
+    module: the NMI receive path is built in only, and nothing of it is
+    left to link in a module."""
+    arch, cross, base, frags, module = MODULAR[variant]
+    out = BUILD / f"out/{variant}"
+    make = ["make", "-s", "-C", str(TREE), f"O={out}", f"ARCH={arch}",
+            f"CROSS_COMPILE={cross}", f"CC=ccache {cross}gcc", f"-j{os.cpu_count()}"]
+    env = dict(os.environ, KBUILD_BUILD_TIMESTAMP="2024-01-01",
+               CCACHE_DIR=os.environ.get("CCACHE_DIR", str(pathlib.Path.home() / ".cache/ccache")),
+               CCACHE_BASEDIR=str(TOP), CCACHE_NOHASHDIR="1")
+    subprocess.run(make + [base], check=True, capture_output=True, timeout=600, env=env)
+    subprocess.run([str(TREE / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(out),
+                    str(out / ".config"), *(str(TOP / "scripts/configs" / f) for f in frags)],
+                   check=True, capture_output=True, timeout=600, env=env)
+    subprocess.run(make + ["olddefconfig"], check=True, capture_output=True, timeout=600, env=env)
+    config = (out / ".config").read_text()
+    for frag in frags[-1:]:
+        for line in (TOP / "scripts/configs" / frag).read_text().splitlines():
+            if line.startswith("CONFIG_"):
+                assert line in config.splitlines(), f"{line} did not stick"
+    assert "CONFIG_KGDB_SERIAL_CONSOLE_NMI=y" not in config
+    r = subprocess.run(make + ["vmlinux", "modules"], capture_output=True, text=True,
+                       timeout=2400, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (out / module).exists()

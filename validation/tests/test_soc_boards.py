@@ -31,6 +31,9 @@ SOCS = ["orangepi-pc", "ast2600-evb", "sabrelite"]
 # gives the port's, imx the device's
 HANDLER = {"orangepi-pc": "ttyS0", "ast2600-evb": "ttyS4", "sabrelite": "21e8000.serial"}
 
+# kgdboc attached to an open port (fiq_helpers.SERIES_WARNINGS)
+OPEN_STAYS_IRQ = r"kgdboc: CONSOLE: open, so its interrupt stays an IRQ"
+
 # the matrix's two lock-ups with IRQs masked: (trigger, marker, culprit)
 LOCKUPS = {name: FAULTS[name][:3] for name in ("hardlockup", "deadlock")}
 
@@ -178,6 +181,8 @@ def test_imx_detach_gives_the_irq_back(guest):
     g.sh("echo > /sys/module/kgdboc/parameters/kgdboc")
     assert g.sh("cat /sys/module/kgdboc/parameters/kgdboc") == ""
     g.sh(f"echo {IMX.console} > /sys/module/kgdboc/parameters/kgdboc")
-    # attached again, to an open port: by IRQ, as in mainline
+    # attached again, to an open port: by IRQ, as in mainline, and it says so
     imx_handler_back(g)
+    said = OPEN_STAYS_IRQ.replace("CONSOLE", IMX.console)
+    assert len(re.findall(said, clean_boot_log(g, expect=(said,)))) == 1
     assert "cannot request IRQ" not in g.sh("dmesg"), g.sh("dmesg | tail -20")

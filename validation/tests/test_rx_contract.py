@@ -1,0 +1,327 @@
+"""Issue 24: the receive NMI keeps its contract with the driver and with the
+user.  Each case failed on the series before its fix (say so in the patch
+that fixed it), and runs FIQ on and FIQ off (mainline: the same kernel
+without irqchip.fiq_nmi=1) in the same run where mainline has an answer.
+
+- termios under traffic: the 8250's divisor latch (DLAB) makes RBR read DLL
+  and leaves DR set.  An NMI that landed in that window spun in FIQ for
+  ever (the only CPU dead); the driver now keeps the NMI out of the window
+  (uart_nmi_block()), and the NMI's drain is bounded anyway.
+- kernel.sysrq: the knock and BREAK + g enter only where sysrq-g would.
+- a BREAK's sysrq window: a key that comes 5 s or more after a BREAK is a
+  key, as in mainline, not a sysrq command.
+- the ipi_raise tracepoint from the NMI; kgdboc attached to an open port;
+  the port's driver unbound while kgdboc holds its NMI.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from boards import BOARDS, BUILD, FIQ_SWITCH, TOP, Board
+from dtb_tweak import set_interrupt_flags
+from fiq_helpers import clean_boot_log
+from qemu import GuestError
+from test_gic_fiq import GIC_FIQ_CAPABLE, LEVEL_HIGH
+from test_rx_nmi import STOP_REPLY, gdb_attaches_and_continues, paste_text
+
+SYSRQ = "/proc/sys/kernel/sysrq"
+# i.MX6Q UART1 (ttymxc0), beside the console's UART2
+IMX_UART1 = "/soc/bus@2000000/spba-bus@2000000/serial@2020000"
+
+
+@pytest.mark.parametrize("board", ["orangepi-pc", "ast2600-evb"])
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_termios_changes_under_traffic(guest, figure, board, fiq):
+    """The only CPU changes the console's speed in a loop (38400, 115200:
+    each a divisor latch window) while 64 KiB are pasted into cat at 4x
+    line rate: every byte arrives (md5), none is DLL read as data, the
+    shell answers, and the log has no warning.  The loop runs beside cat
+    in one subshell (the foreground job: a background job's tcsetattr()
+    is job control's), which waits for it before the shell's next prompt."""
+    g = guest(board, fiq=fiq)
+    assert g.sh("nproc") == "1"
+    tty = f"/dev/{g.board.console}"
+    text = paste_text(64 << 10)
+    rate = 46080
+    g.sh("stty -echo; rm -f /tmp/stop /tmp/n")
+    g.sh_nowait(f"(n=0; while [ ! -e /tmp/stop ]; do stty -F {tty} 38400 && "
+                f"stty -F {tty} 115200 && n=$((n+1)) && echo $n > /tmp/n; done & "
+                f"cat > /tmp/p; touch /tmp/stop; wait)")
+    time.sleep(1)
+    t0 = time.monotonic()
+    g.send_paced(text, chunk=int(rate / 100), delay=0.01, stall=10)
+    took = time.monotonic() - t0
+    time.sleep(1)
+    g.send("\x04")
+    got = int(g.sh("wc -c < /tmp/p", timeout=30))
+    md5 = g.sh("md5sum < /tmp/p", timeout=30).split()[0]
+    loops = int(g.sh("cat /tmp/n"))
+    label = f"{board} 64 KiB paste at 46 KB/s with speed changes in a loop FIQ {'on' if fiq else 'off'}"
+    figure(label, f"{got}/{len(text)} B, md5 "
+                  f"{'equal' if md5 == hashlib.md5(text.encode()).hexdigest() else 'DIFFERS'}, "
+                  f"{2 * loops} speed changes in {took:.1f} s")
+    assert (got, md5) == (len(text), hashlib.md5(text.encode()).hexdigest())
+    assert loops >= 20
+    assert g.sh(f"stty -F {tty} speed") == "115200"
+    clean_boot_log(g)
+
+
+def enters(g, keys, seconds: float = 3) -> bool:
+    """keys(): the knock or BREAK + g; True if kdb came (then go and the
+    shell is back)."""
+    g.drain()
+    keys()
+    try:
+        g.wait_kdb(timeout=seconds)
+    except GuestError:
+        g.resume_shell()
+        return False
+    g.kdb_go()
+    g.resume_shell()
+    return True
+
+
+def knock_enters(g, seconds: float = 3) -> bool:
+    return enters(g, g.knock, seconds)
+
+
+def break_g_enters(g, seconds: float = 3) -> bool:
+    return enters(g, lambda: g.send_break("g"), seconds)
+
+
+def test_knock_and_break_g_honour_kernel_sysrq(guest):
+    """FIQ on: with kernel.sysrq=0 neither the knock nor BREAK + g enters
+    (as mainline's sysrq-g, which needs kernel.sysrq=1), and the knock's
+    bytes reach the shell as data; with kernel.sysrq=1 both enter, in the
+    same boot."""
+    g = guest("vexpress-a15", fiq=True, mux=True)
+    g.sh(f"echo 0 > {SYSRQ}")
+    assert not knock_enters(g)
+    assert not break_g_enters(g)
+    assert g.sh("echo alive-after-refusal") == "alive-after-refusal"
+    g.sh(f"echo 1 > {SYSRQ}")
+    assert knock_enters(g)
+    assert break_g_enters(g)
+    assert g.sh("echo alive") == "alive"
+
+
+def test_break_g_fiq_off_honours_kernel_sysrq(guest):
+    """Mainline's control: BREAK + g does not enter with kernel.sysrq=0,
+    and does with 1."""
+    g = guest("vexpress-a15", mux=True)
+    g.sh(f"echo 0 > {SYSRQ}")
+    assert not break_g_enters(g)
+    g.sh(f"echo 1 > {SYSRQ}")
+    assert break_g_enters(g)
+
+
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_late_key_after_break_is_no_sysrq(guest, fiq):
+    """A key typed 6 s after a BREAK (mainline's sysrq window is 5 s) is a
+    key: sysrq-h does not run.  The control in the same boot: BREAK then h
+    at once runs sysrq-h (its HELP line)."""
+    g = guest("vexpress-a15", fiq=fiq, mux=True)
+    helps = "dmesg | grep -c 'sysrq: HELP'"
+    assert g.sh(helps) == "0"
+    g.send_break()
+    time.sleep(6)
+    g.send("h\n")
+    time.sleep(0.5)
+    g.resume_shell()
+    assert g.sh(helps) == "0"
+    g.send_break("h")
+    time.sleep(0.5)
+    g.resume_shell()
+    assert g.sh(helps) == "1"
+
+
+NOHZ_FRAGMENTS = ["trim.config", "debug.config", "armv7.config", "nohz.config"]
+
+
+def nohz_board() -> Board:
+    """vexpress-a15 with the armv7 test kernel built with NO_HZ_IDLE
+    (build/out/armv7-nohz, scripts/configs/nohz.config; ccache has what the
+    tick does not change) and the armv7 initramfs."""
+    out = BUILD / "out/armv7-nohz"
+    make = ["make", "-s", "-C", str(BUILD / "linux"), f"O={out}", "ARCH=arm",
+            "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
+            f"-j{os.cpu_count()}"]
+    env = dict(os.environ, KBUILD_BUILD_TIMESTAMP="2024-01-01",
+               CCACHE_DIR=os.environ.get("CCACHE_DIR", str(pathlib.Path.home() / ".cache/ccache")),
+               CCACHE_BASEDIR=str(TOP), CCACHE_NOHASHDIR="1")
+    subprocess.run(make + ["vexpress_defconfig"], check=True, capture_output=True, env=env)
+    subprocess.run([str(BUILD / "linux/scripts/kconfig/merge_config.sh"), "-m", "-O", str(out),
+                    str(out / ".config"), *(str(TOP / "scripts/configs" / f) for f in NOHZ_FRAGMENTS)],
+                   check=True, capture_output=True, env=env)
+    subprocess.run(make + ["olddefconfig"], check=True, capture_output=True, env=env)
+    assert "CONFIG_NO_HZ_IDLE=y" in (out / ".config").read_text()
+    r = subprocess.run(make + ["zImage", "dtbs"], capture_output=True, text=True,
+                       timeout=2400, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    board = dataclasses.replace(BOARDS["vexpress-a15"], flavour="armv7-nohz")
+    shutil.copy(BOARDS["vexpress-a15"].initrd(), board.initrd())
+    return board
+
+
+@pytest.mark.timeout(2400)
+@pytest.mark.xdist_group("kbuild")
+def test_ipi_raise_traced_from_the_nmi(guest):
+    """NO_HZ_IDLE (distribution kernels stop the tick of an idle CPU),
+    SMP2, FIQ on, the ipi_raise event enabled: typing at an idle shell, the
+    receive NMI queues its lazy irq_work on a CPU whose tick is stopped,
+    which raises the IRQ work IPI from the FIQ: traced without SRCU (the
+    _rcuidle tracepoint warned from NMI), and the trace shows them."""
+    g = guest(nohz_board(), smp=2, fiq=True)
+    events = "/sys/kernel/debug/tracing/events/ipi/ipi_raise/enable"
+    g.sh(f"echo 1 > {events}")
+    for i in range(10):
+        time.sleep(0.3)     # idle: the tick stops
+        assert g.sh(f"echo typed-{i}") == f"typed-{i}"
+    g.sh(f"echo 0 > {events}")
+    trace = g.sh("grep -c 'IRQ work' /sys/kernel/debug/tracing/trace")
+    assert int(trace) > 0, trace
+    clean_boot_log(g)
+
+
+def test_attach_to_open_port_says_irq(guest):
+    """FIQ on, kgdboc detached and attached again at run time while the
+    shell has the console open: the NMI is freed, the PL011's handler is
+    back, the attach says in one line that the interrupt stays an IRQ
+    (it was silent), and BREAK + g enters by IRQ.  SMP2: QEMU's one-CPU
+    vexpress-a15 loses every IPI (its DT names two CPUs, and its GIC's
+    CPU mask reads zero), so kgdboc's irq_work never runs there and the
+    detach would wait for it for ever."""
+    g = guest("vexpress-a15", smp=2, fiq=True, mux=True)
+    param = "/sys/module/kgdboc/parameters/kgdboc"
+    g.sh(f"echo > {param}")
+    g.sh(f"echo ttyAMA0 > {param}")
+    irqs = g.sh("cat /proc/interrupts")
+    assert "uart-pl011" in irqs and "kgdboc" not in irqs, irqs
+    said = r"kgdboc: ttyAMA0: open, so its interrupt stays an IRQ"
+    log = clean_boot_log(g, expect=(said,))
+    assert len(re.findall(said, log)) == 1, log[-2000:]
+    assert break_g_enters(g, seconds=5)
+
+
+def test_unbind_with_the_nmi_live(guest, tmp_path):
+    """sabrelite, kgdboc on UART1 (ttymxc0: flagged FIQ-capable in a copy
+    of the DTB, fed from a FIFO; the console stays UART2), FIQ on, nothing
+    has ttymxc0 open: unbinding the imx driver from UART1 frees the NMI
+    first and says so, and bytes sent to UART1 then reach no handler (the
+    NMI would read a freed port).  The driver bound again and kgdboc
+    configured again, the NMI is back.  (The PL011 boards cannot unbind:
+    a built-in amba-pl011 suppresses its bind attributes.)"""
+    imx = BOARDS["sabrelite"]
+    dtb = tmp_path / "imx6q-sabrelite-uart1-fiq.dtb"
+    set_interrupt_flags(imx.dtb_path(), dtb, IMX_UART1, LEVEL_HIGH | GIC_FIQ_CAPABLE)
+    fifo = tmp_path / "uart1"
+    os.mkfifo(f"{fifo}.in")
+    os.mkfifo(f"{fifo}.out")
+    board = dataclasses.replace(imx, serial_nulls=0, qemu_extra=(
+        "-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1"))
+    g = guest(board, dtb=dtb, cmdline=f"console=ttymxc1 kgdboc=ttymxc0 {FIQ_SWITCH}")
+    taken = r"kgdboc: ttymxc0: IRQ\d+ is an NMI"
+    removed = r"kgdboc: ttymxc0: removed, its NMI freed"
+    assert len(re.findall(taken, clean_boot_log(g))) == 1
+    uart1 = os.open(f"{fifo}.in", os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        os.write(uart1, b"before unbind\n")
+        drv = "/sys/bus/platform/drivers/imx-uart"
+        g.sh(f"echo 2020000.serial > {drv}/unbind")
+        os.write(uart1, b"x" * 64 + b"$3#33\n")
+        time.sleep(1)
+        assert g.sh("echo alive-after-unbind") == "alive-after-unbind"
+        assert len(re.findall(removed, clean_boot_log(g, expect=(removed,)))) == 1
+        assert "kgdboc" not in g.sh("cat /proc/interrupts")
+        g.sh(f"echo 2020000.serial > {drv}/bind")
+        g.sh("echo ttymxc0 > /sys/module/kgdboc/parameters/kgdboc")
+        log = clean_boot_log(g, expect=(removed,))
+        assert len(re.findall(taken, log)) == 2, log[-2000:]
+        assert "kgdboc" in g.sh("cat /proc/interrupts")
+        os.write(uart1, b"after bind\n")
+        assert g.sh("echo alive-after-bind") == "alive-after-bind"
+    finally:
+        os.close(uart1)
+
+
+def test_knock_consumed_whole(guest):
+    """FIQ on, the shell echoing what it reads: the knock enters kdb and
+    none of its bytes reach the tty (its "$3#3" reached the shell after
+    go, which echoed it: half a gdb packet on a line gdb reads, and ran it
+    as a command); the start of a knock that turns out to be data reaches
+    the shell whole, in order."""
+    g = guest("vexpress-a15", fiq=True)
+    assert g.sh("echo '$3#3x$$3'") == "$3#3x$$3"
+    g.sh("stty echo")
+    g.drain()
+    g.knock()
+    g.wait_kdb(timeout=3)
+    g.kdb_go()
+    time.sleep(1)
+    g.send("\n")
+    # the shell's line: empty, not "$3#3" (echoed, then not found)
+    after = g.drain(wait=0.5, limit=2)
+    assert "$3#3" not in after and "not found" not in after, after
+    g.sh("stty -echo")
+    assert g.sh("echo back") == "back"
+
+
+def test_gdb_interrupt_stops_the_target(guest):
+    """FIQ on: gdb attached (its first packet at kdb>) and the target
+    continued; gdb's own interrupt, the byte 0x03 it sends on Ctrl-C,
+    stops the target from the NMI with one stop reply (before, it went to
+    the tty, and gdb waited); gdb detaches and the shell is back."""
+    g = guest("vexpress-a15", fiq=True)
+    gdb_attaches_and_continues(g)
+    g.send("\x03")
+    g.expect(STOP_REPLY, 5)
+    g.send("+")
+    extra = g.drain(wait=1, limit=2)
+    assert not re.search(STOP_REPLY.decode(), extra), extra
+    g.send("$D#44")                 # detach: kgdb answers OK and lets go
+    g.expect(rb"\$OK#9a", 5)
+    g.send("+")
+    g.resume_shell()
+    assert g.sh("echo back") == "back"
+
+
+def test_gdb_gone_0x03_is_data(guest):
+    """FIQ on: gdb attached, continued and went away without detaching
+    (kgdb_connected stays set); a byte that is not 0x03 says so, and a
+    0x03 after it (a Ctrl-C at the shell) stops nothing (it stopped the
+    machine in the gdb stub, waiting for a gdb that was gone)."""
+    g = guest("vexpress-a15", fiq=True)
+    gdb_attaches_and_continues(g)
+    g.send("x")                     # gdb is gone: the shell's input
+    time.sleep(0.5)
+    g.send("\x03")
+    out = g.drain(wait=2, limit=3)
+    assert not re.search(STOP_REPLY.decode(), out), out
+    assert g.sh("echo alive") == "alive"
+
+
+def test_break_then_knock_arms_no_sysrq(guest):
+    """FIQ on: BREAK, then the knock: kdb.  After go, a key typed at once
+    is a key: the BREAK whose key the NMI took does not open the driver's
+    sysrq window (sysrq-h ran before)."""
+    g = guest("vexpress-a15", fiq=True, mux=True)
+    helps = "dmesg | grep -c 'sysrq: HELP'"
+    g.send_break()
+    time.sleep(0.2)
+    g.knock()
+    g.wait_kdb(timeout=3)
+    g.kdb_go()
+    time.sleep(0.3)
+    g.send("h\n")
+    time.sleep(0.5)
+    g.resume_shell()
+    assert g.sh(helps) == "0"
