@@ -221,9 +221,6 @@ def mean_and_rel_error(values: list[float]) -> tuple[float, float]:
     return m, statistics.stdev(values) / len(values) ** 0.5 / m
 
 
-@pytest.mark.xfail(strict=False, reason="issue 24's fixes cost the NMI receive path: 1.14-1.16 of "
-                   "FIQ off per byte in instructions (UART interrupts 1.005), above issue 13's "
-                   "1.10; not yet traced (validation/README.md, Known limits)")
 def test_rx_cost_ratio(figure):
     """Issue 13's goal: FIQ on costs at most 1.10 of FIQ off per byte, in
     instructions and in UART interrupts (here, where time is counted in
