@@ -32,6 +32,12 @@
  *	time (ktime_get) the n round trips took.  Under QEMU -icount this is
  *	an instruction count.
  *
+ *   echo <n> > call_ipis
+ *	n function call IPIs from this CPU to another one, one after the
+ *	other, each waited for (smp_call_function_single()): IPIs that the
+ *	GIC sends to another CPU, for a test that wants them in flight when
+ *	an NMI comes.  -ENODEV with one CPU online.
+ *
  *   echo <n> > spi_bench; cat spi_bench
  *	the same for a device interrupt: the SPI of irq_storm (GIC) or the
  *	VIC's software interrupt, made pending n times one after the other
@@ -456,6 +462,35 @@ static ssize_t bench_read(struct file *f, char __user *buf, size_t len,
 	return simple_read_from_buffer(buf, len, off, out, n);
 }
 
+static void fiq_test_call_noop(void *info)
+{
+}
+
+static ssize_t call_ipis_write(struct file *f, const char __user *buf,
+			       size_t len, loff_t *off)
+{
+	unsigned int n, i;
+	int ret, cpu;
+
+	ret = kstrtouint_from_user(buf, len, 0, &n);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		cpu = cpumask_any_but(cpu_online_mask, get_cpu());
+		put_cpu();
+		if (cpu >= nr_cpu_ids)
+			return -ENODEV;
+		ret = smp_call_function_single(cpu, fiq_test_call_noop, NULL, 1);
+		if (ret)
+			return ret;
+	}
+	return len;
+}
+
+static const struct file_operations call_ipis_fops = {
+	.write = call_ipis_write,
+};
+
 static const struct file_operations ipi_bench_fops = {
 	.write = ipi_bench_write,
 	.read = bench_read,
@@ -804,6 +839,7 @@ static int __init fiq_test_init(void)
 	debugfs_create_file("irq_storm", 0200, fiq_test_dir, NULL, &irq_storm_fops);
 	debugfs_create_file("irq_oops", 0200, fiq_test_dir, NULL, &irq_oops_fops);
 	debugfs_create_file("ipi_bench", 0600, fiq_test_dir, NULL, &ipi_bench_fops);
+	debugfs_create_file("call_ipis", 0200, fiq_test_dir, NULL, &call_ipis_fops);
 	debugfs_create_file("spi_bench", 0600, fiq_test_dir, NULL, &spi_bench_fops);
 	debugfs_create_file("fiq_at_entry", 0200, fiq_test_dir, NULL, &fiq_at_entry_fops);
 	debugfs_create_file("busy_wait", 0200, fiq_test_dir, NULL, &busy_wait_fops);

@@ -18,17 +18,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import pathlib
 import re
 import shutil
-import subprocess
 import time
 
 import pytest
 
-from boards import BOARDS, BUILD, FIQ_SWITCH, TOP, Board
+from boards import BOARDS, BUILD, FIQ_SWITCH, Board
 from dtb_tweak import set_interrupt_flags
 from fiq_helpers import clean_boot_log
+from kbuild import configure, kmake
 from qemu import GuestError
 from test_gic_fiq import GIC_FIQ_CAPABLE, LEVEL_HIGH
 from test_rx_nmi import STOP_REPLY, gdb_attaches_and_continues, paste_text
@@ -144,30 +143,18 @@ def test_late_key_after_break_is_no_sysrq(guest, fiq):
     assert g.sh(helps) == "1"
 
 
-NOHZ_FRAGMENTS = ["trim.config", "debug.config", "armv7.config", "nohz.config"]
+VARIANT_FRAGMENTS = ["trim.config", "debug.config", "armv7.config", "variant.config"]
 
 
-def nohz_board() -> Board:
-    """vexpress-a15 with the armv7 test kernel built with NO_HZ_IDLE
-    (build/out/armv7-nohz, scripts/configs/nohz.config; ccache has what the
-    tick does not change) and the armv7 initramfs."""
-    out = BUILD / "out/armv7-nohz"
-    make = ["make", "-s", "-C", str(BUILD / "linux"), f"O={out}", "ARCH=arm",
-            "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
-            f"-j{os.cpu_count()}"]
-    env = dict(os.environ, KBUILD_BUILD_TIMESTAMP="2024-01-01",
-               CCACHE_DIR=os.environ.get("CCACHE_DIR", str(pathlib.Path.home() / ".cache/ccache")),
-               CCACHE_BASEDIR=str(TOP), CCACHE_NOHASHDIR="1")
-    subprocess.run(make + ["vexpress_defconfig"], check=True, capture_output=True, env=env)
-    subprocess.run([str(BUILD / "linux/scripts/kconfig/merge_config.sh"), "-m", "-O", str(out),
-                    str(out / ".config"), *(str(TOP / "scripts/configs" / f) for f in NOHZ_FRAGMENTS)],
-                   check=True, capture_output=True, env=env)
-    subprocess.run(make + ["olddefconfig"], check=True, capture_output=True, env=env)
-    assert "CONFIG_NO_HZ_IDLE=y" in (out / ".config").read_text()
-    r = subprocess.run(make + ["zImage", "dtbs"], capture_output=True, text=True,
-                       timeout=2400, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
-    board = dataclasses.replace(BOARDS["vexpress-a15"], flavour="armv7-nohz")
+def variant_board() -> Board:
+    """vexpress-a15 with the armv7 test kernel built with variant.config
+    (build/out/armv7-variant: the tick stopped when idle, the big.LITTLE
+    switcher; ccache has what the two do not change) and the armv7
+    initramfs."""
+    out = BUILD / "out/armv7-variant"
+    configure(out, "vexpress_defconfig", VARIANT_FRAGMENTS)
+    kmake(out, "zImage", "dtbs")
+    board = dataclasses.replace(BOARDS["vexpress-a15"], flavour="armv7-variant")
     shutil.copy(BOARDS["vexpress-a15"].initrd(), board.initrd())
     return board
 
@@ -177,10 +164,10 @@ def nohz_board() -> Board:
 def test_ipi_raise_traced_from_the_nmi(guest):
     """NO_HZ_IDLE (distribution kernels stop the tick of an idle CPU),
     SMP2, FIQ on, the ipi_raise event enabled: typing at an idle shell, the
-    receive NMI queues its lazy irq_work on a CPU whose tick is stopped,
-    which raises the IRQ work IPI from the FIQ: traced without SRCU (the
-    _rcuidle tracepoint warned from NMI), and the trace shows them."""
-    g = guest(nohz_board(), smp=2, fiq=True)
+    receive NMI queues its irq_work on a CPU whose tick is stopped, which
+    raises the IRQ work IPI from the FIQ: traced without SRCU (the _rcuidle
+    tracepoint warned from NMI), and the trace shows them."""
+    g = guest(variant_board(), smp=2, fiq=True)
     events = "/sys/kernel/debug/tracing/events/ipi/ipi_raise/enable"
     g.sh(f"echo 1 > {events}")
     for i in range(10):
@@ -189,6 +176,32 @@ def test_ipi_raise_traced_from_the_nmi(guest):
     g.sh(f"echo 0 > {events}")
     trace = g.sh("grep -c 'IRQ work' /sys/kernel/debug/tracing/trace")
     assert int(trace) > 0, trace
+    clean_boot_log(g)
+
+
+@pytest.mark.timeout(2400)
+@pytest.mark.xdist_group("kbuild")
+def test_nmi_self_ipi_beside_ipi_senders(guest):
+    """The big.LITTLE switcher built in (idle without a TC2, but its
+    cpu_map_lock is in the GIC's IPI path), SMP2, FIQ on: both CPUs send
+    each other function call IPIs back to back (fiq_test's call_ipis) while
+    16 KiB are pasted at line rate, so the receive NMI often comes inside
+    an IPI send that holds the lock, and raises its irq_work's self-IPI
+    there.  It takes no lock from NMI: every byte arrives, the shell
+    answers, nothing is reported."""
+    g = guest(variant_board(), smp=2, fiq=True)
+    assert "CONFIG_BL_SWITCHER=y" in (BUILD / "out/armv7-variant/.config").read_text()
+    text = paste_text(1 << 14, seed=29)
+    calls = "/sys/kernel/debug/fiq_test/call_ipis"
+    g.sh("stty -echo; rm -f /tmp/p /tmp/stop")
+    g.sh_nowait(f"( for c in 0 1; do ( while [ ! -e /tmp/stop ]; do echo 2000 > {calls}; "
+                f"done ) & done; cat > /tmp/p; touch /tmp/stop; wait )")
+    time.sleep(1)
+    g.send_paced(text.encode(), chunk=115, delay=0.01, stall=10)
+    g.send("\x04")
+    g.sync_shell(timeout=60)
+    got = g.sh("md5sum < /tmp/p").split()[0]
+    assert got == hashlib.md5(text.encode()).hexdigest(), g.sh("wc -c < /tmp/p")
     clean_boot_log(g)
 
 

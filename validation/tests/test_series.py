@@ -3,18 +3,17 @@ pass dt_binding_check, the vexpress and versatile DTBs carry exactly UART0's
 flag."""
 from __future__ import annotations
 
-import os
 import pathlib
 import subprocess
 
 import pytest
 
 from boards import BUILD, TOP
+from kbuild import TREE, configure, kmake
 
 # kbuild in build/out/*: one worker at a time (scripts/test.sh runs two)
 pytestmark = pytest.mark.xdist_group("kbuild")
 
-TREE = BUILD / "linux"
 SERIES = [l.strip() for l in (TOP / "series").read_text().splitlines()
           if l.strip() and not l.startswith("#")]
 
@@ -180,10 +179,7 @@ def test_touched_c_files_build_w1_clean(obj):
     have no prototypes in mainline either) build without W=1 warnings."""
     src = TREE / obj.replace(".o", ".c")
     src.touch()
-    r = subprocess.run(["make", "-s", "-C", str(TREE), f"O={BUILD / 'out/armv7'}", "ARCH=arm",
-                        "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
-                        "W=1", obj], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = kmake(BUILD / "out/armv7", "W=1", obj, timeout=600)
     warnings = [line for line in r.stderr.splitlines() if "warning:" in line
                 and not any(known in line for known in MAINLINE_W1.get(obj, ()))]
     assert not warnings, r.stderr[-3000:]
@@ -193,10 +189,7 @@ def test_irq_vic_builds_w1_clean():
     """irq-vic.c (with its KUnit tests) in the ARMv5 kernel, W=1."""
     obj = "drivers/irqchip/irq-vic.o"
     (TREE / obj.replace(".o", ".c")).touch()
-    r = subprocess.run(["make", "-s", "-C", str(TREE), f"O={BUILD / 'out/armv5'}", "ARCH=arm",
-                        "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
-                        "W=1", obj], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = kmake(BUILD / "out/armv5", "W=1", obj, timeout=600)
     assert "warning:" not in r.stderr, r.stderr[-3000:]
 
 
@@ -205,15 +198,11 @@ def test_irq_gic_builds_for_arm64_w1_clean():
     it must build there (defconfig) without W=1 warnings, and without the
     flags-cell warning, so that no arm64 DT can trigger it."""
     out = BUILD / "out/arm64"
-    make = ["make", "-s", "-C", str(TREE), f"O={out}", "ARCH=arm64",
-            "CROSS_COMPILE=aarch64-linux-gnu-", "CC=ccache aarch64-linux-gnu-gcc",
-            f"-j{os.cpu_count()}"]
+    arm64 = dict(arch="arm64", cross="aarch64-linux-gnu-")
     if not (out / ".config").exists():
-        subprocess.run(make + ["defconfig"], check=True, capture_output=True, timeout=600)
+        configure(out, "defconfig", **arm64)
     (TREE / "drivers/irqchip/irq-gic.c").touch()
-    r = subprocess.run(make + ["W=1", "drivers/irqchip/irq-gic.o"], capture_output=True,
-                       text=True, timeout=1200)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = kmake(out, "W=1", "drivers/irqchip/irq-gic.o", timeout=1200, **arm64)
     assert "warning:" not in r.stderr, r.stderr[-3000:]
     # no FIQ support there (CONFIG_ARM_FIQ_NMI is arm only), so no arm64 DT
     # can start warning about its flags cell: the warning is not even built
@@ -237,16 +226,12 @@ def test_fiq_support_compiles_out(flavour, defconfig, obj):
     W=1 clean without its FIQ support, and none of it is left in the
     object; the test kernel's object (option on) has all of it."""
     out = BUILD / f"out/{flavour}-nofiq"
-    make = ["make", "-s", "-C", str(TREE), f"O={out}", "ARCH=arm",
-            "CROSS_COMPILE=arm-linux-gnueabi-", "CC=ccache arm-linux-gnueabi-gcc",
-            f"-j{os.cpu_count()}"]
     if not (out / ".config").exists():
-        subprocess.run(make + [defconfig], check=True, capture_output=True, timeout=600)
+        configure(out, defconfig)
     config = (out / ".config").read_text()
     assert "# CONFIG_ARM_FIQ_NMI is not set" in config
     (TREE / obj.replace(".o", ".c")).touch()
-    r = subprocess.run(make + ["W=1", obj], capture_output=True, text=True, timeout=1200)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = kmake(out, "W=1", obj, timeout=1200)
     assert "warning:" not in r.stderr, r.stderr[-3000:]
 
     def emitted(path: pathlib.Path) -> set[str]:
@@ -282,23 +267,7 @@ def test_modular_builds(variant):
     left to link in a module."""
     arch, cross, base, frags, module = MODULAR[variant]
     out = BUILD / f"out/{variant}"
-    make = ["make", "-s", "-C", str(TREE), f"O={out}", f"ARCH={arch}",
-            f"CROSS_COMPILE={cross}", f"CC=ccache {cross}gcc", f"-j{os.cpu_count()}"]
-    env = dict(os.environ, KBUILD_BUILD_TIMESTAMP="2024-01-01",
-               CCACHE_DIR=os.environ.get("CCACHE_DIR", str(pathlib.Path.home() / ".cache/ccache")),
-               CCACHE_BASEDIR=str(TOP), CCACHE_NOHASHDIR="1")
-    subprocess.run(make + [base], check=True, capture_output=True, timeout=600, env=env)
-    subprocess.run([str(TREE / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(out),
-                    str(out / ".config"), *(str(TOP / "scripts/configs" / f) for f in frags)],
-                   check=True, capture_output=True, timeout=600, env=env)
-    subprocess.run(make + ["olddefconfig"], check=True, capture_output=True, timeout=600, env=env)
-    config = (out / ".config").read_text()
-    for frag in frags[-1:]:
-        for line in (TOP / "scripts/configs" / frag).read_text().splitlines():
-            if line.startswith("CONFIG_"):
-                assert line in config.splitlines(), f"{line} did not stick"
+    config = configure(out, base, frags, arch=arch, cross=cross)
     assert "CONFIG_KGDB_SERIAL_CONSOLE_NMI=y" not in config
-    r = subprocess.run(make + ["vmlinux", "modules"], capture_output=True, text=True,
-                       timeout=2400, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
+    kmake(out, "vmlinux", "modules", arch=arch, cross=cross)
     assert (out / module).exists()
