@@ -29,6 +29,7 @@ SERIES_WARNINGS = (
     r"\S+: its interrupt cannot be an NMI \(-?\d+\): the debugger is entered by IRQ only",
     r"\S+: open, so its interrupt stays an IRQ: the debugger is entered by IRQ only",
     r"\S+: removed, its NMI freed: attach kgdboc again for it once the port is back",
+    r"\S+: its NMI stays on CPU\d+, which goes offline \(-?\d+\): the debugger is not entered from it",
     r"\S+: \d+ received bytes lost \(\d+ in all\): NMI receive ring full",
 )
 # genirq's NMI core's (kernel/irq/manage.c)

@@ -266,6 +266,67 @@ def test_unbind_with_the_nmi_live(guest, tmp_path):
         os.close(uart1)
 
 
+def read_fifo_until(fd: int, pattern: bytes, timeout: float) -> bytes:
+    """What QEMU wrote to a pipe chardev's .out until pattern (or timeout)."""
+    got, end = b"", time.monotonic() + timeout
+    while pattern not in got and time.monotonic() < end:
+        try:
+            got += os.read(fd, 4096)
+        except BlockingIOError:
+            time.sleep(0.05)
+    return got
+
+
+def test_nmi_leaves_a_cpu_going_offline(guest, tmp_path):
+    """sabrelite SMP4, FIQ on, kgdboc attached at run time to UART1
+    (ttymxc0, flagged in a copy of the DTB, fed from a FIFO) after its
+    interrupt was pointed at CPU1: the NMI targets CPU1.  An NMI is
+    IRQF_PERCPU, which CPU hotplug does not migrate; offlining CPU1 moves
+    it, the knock sent to UART1 then enters kdb there, and go lets the
+    machine run on (before: the line stayed on the offline CPU and the
+    knock was never heard).  Detached, the line can be moved again (the
+    NMI's IRQF_PERCPU stayed on it)."""
+    imx = BOARDS["sabrelite"]
+    dtb = tmp_path / "imx6q-sabrelite-uart1-fiq.dtb"
+    set_interrupt_flags(imx.dtb_path(), dtb, IMX_UART1, LEVEL_HIGH | GIC_FIQ_CAPABLE)
+    fifo = tmp_path / "uart1"
+    os.mkfifo(f"{fifo}.in")
+    os.mkfifo(f"{fifo}.out")
+    board = dataclasses.replace(imx, serial_nulls=0, qemu_extra=(
+        "-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1"))
+    g = guest(board, smp=4, dtb=dtb, cmdline=f"console=ttymxc1 {FIQ_SWITCH}")
+    # UART1 is SPI 26, behind the GPC
+    irq = g.sh('for d in /sys/kernel/irq/*; do [ "$(cat $d/chip_name)" = GPC ] && '
+               '[ "$(cat $d/hwirq)" = 26 ] && basename $d; done')
+    assert irq.isdigit(), irq
+    g.sh(f"echo 1 > /proc/irq/{irq}/smp_affinity_list")
+    g.sh("echo ttymxc0 > /sys/module/kgdboc/parameters/kgdboc")
+    assert re.search(r"kgdboc: ttymxc0: IRQ\d+ is an NMI", clean_boot_log(g))
+    assert g.sh(f"cat /proc/irq/{irq}/effective_affinity_list") == "1"
+    g.sh("echo 0 > /sys/devices/system/cpu/cpu1/online")
+    assert g.sh("cat /sys/devices/system/cpu/online") == "0,2-3"
+    moved = g.sh(f"cat /proc/irq/{irq}/effective_affinity_list")
+    uart1 = os.open(f"{fifo}.in", os.O_WRONLY | os.O_NONBLOCK)
+    out = os.open(f"{fifo}.out", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        read_fifo_until(out, b"\0", 0.5)
+        os.write(uart1, b"$3#33")
+        kdb = read_fifo_until(out, b"kdb>", 10)
+        assert b"kdb>" in kdb, (moved, kdb[-2000:])
+        os.write(uart1, b"go\r")
+        time.sleep(1)
+        assert g.sh("echo alive-after-go") == "alive-after-go"
+    finally:
+        os.close(uart1)
+        os.close(out)
+    assert moved != "1", moved
+    # detached, the line is an ordinary one again: request_nmi()'s
+    # IRQF_PERCPU left it unmovable (the write failed with EIO)
+    g.sh("echo > /sys/module/kgdboc/parameters/kgdboc")
+    assert g.sh(f"echo 2 > /proc/irq/{irq}/smp_affinity_list && echo moved") == "moved"
+    clean_boot_log(g)
+
+
 def test_knock_consumed_whole(guest):
     """FIQ on, the shell echoing what it reads: the knock enters kdb and
     none of its bytes reach the tty (its "$3#3" reached the shell after
