@@ -266,6 +266,43 @@ def test_unbind_with_the_nmi_live(guest, tmp_path):
         os.close(uart1)
 
 
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_crtscts_throttle_holds_the_sender(guest, figure, fiq):
+    """CRTSCTS on the console (the PL011 then moves RTS by its FIFO's
+    level: UPSTAT_AUTORTS) and a reader that starts 8 s late while 256 KiB
+    is sent as fast as QEMU takes it: the tty throttles, the driver stops
+    taking bytes from the FIFO, and QEMU holds the sender off (its PL011
+    has no RTS line; its FIFO's room is the flow control, as RTS is on a
+    board).  FIQ on, kgdboc's ring holds the data back instead and the
+    NMI masks the line once it is three quarters full, so the same holds:
+    the sending takes until the reader comes, every byte arrives, none is
+    counted lost (before, FIQ on: the NMI kept emptying the FIFO into the
+    tty's buffers, and 1 MiB was taken in 11 s with nobody
+    reading: on a board, RTS would never have dropped)."""
+    g = guest("vexpress-a15", fiq=fiq)
+    text = paste_text(1 << 18, seed=31)
+    g.sh("stty -echo crtscts; rm -f /tmp/p")
+    reader = time.monotonic() + 8
+    g.sh_nowait("sleep 8; cat > /tmp/p")
+    t0 = time.monotonic()
+    g.send_paced(text, chunk=4096, delay=0.01, stall=20)
+    took = time.monotonic() - t0
+    time.sleep(1)
+    g.send("\x04")
+    got = int(g.sh("wc -c < /tmp/p", timeout=60))
+    md5 = g.sh("md5sum < /tmp/p", timeout=60).split()[0]
+    info = g.sh("grep '^0:' /proc/tty/driver/ttyAMA")
+    lost = re.search(r" bo:(\d+)", info)
+    g.sh("stty -crtscts")
+    figure(f"vexpress-a15 256 KiB, CRTSCTS, reader 8 s late, FIQ {'on' if fiq else 'off'}",
+           f"{got}/{len(text)} B in {took:.1f} s, {lost.group(1) if lost else 0} counted lost")
+    assert not lost, info
+    assert (got, md5) == (len(text), hashlib.md5(text.encode()).hexdigest())
+    # held off until the reader came: the guest took at most what its
+    # buffers hold before that (a few KiB), QEMU's pace after it
+    assert t0 + took > reader, (took, reader - t0)
+
+
 def read_fifo_until(fd: int, pattern: bytes, timeout: float) -> bytes:
     """What QEMU wrote to a pipe chardev's .out until pattern (or timeout)."""
     got, end = b"", time.monotonic() + timeout
