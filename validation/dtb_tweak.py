@@ -114,3 +114,15 @@ def one_cpu(dtb: pathlib.Path, out: pathlib.Path) -> None:
         fdt.del_node(off)
     fdt.pack()
     out.write_bytes(bytes(fdt.as_bytearray()))
+
+
+def set_empty_props(dtb: pathlib.Path, out: pathlib.Path, path: str,
+                    names: tuple[str, ...]) -> None:
+    """Give the node at path the boolean (empty) properties names."""
+    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
+    fdt.resize(fdt.totalsize() + 64 * len(names) + 256)
+    off = fdt.path_offset(path)
+    for name in names:
+        fdt.setprop(off, name, b"")
+    fdt.pack()
+    out.write_bytes(bytes(fdt.as_bytearray()))

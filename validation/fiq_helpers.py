@@ -28,6 +28,7 @@ SERIES_WARNINGS = (
     # kgdboc's (its pr_fmt adds "kgdboc: ")
     r"\S+: its interrupt cannot be an NMI \(-?\d+\): the debugger is entered by IRQ only",
     r"\S+: open, so its interrupt stays an IRQ: the debugger is entered by IRQ only",
+    r"\S+: in RS-485 mode, so its interrupt stays an IRQ: the debugger is entered by IRQ only",
     r"\S+: removed, its NMI freed: attach kgdboc again for it once the port is back",
     r"\S+: its NMI stays on CPU\d+, which goes offline \(-?\d+\): the debugger is not entered from it",
     r"\S+: \d+ received bytes lost \(\d+ in all\): NMI receive ring full",

@@ -25,7 +25,7 @@ import time
 import pytest
 
 from boards import BOARDS, BUILD, FIQ_SWITCH, Board
-from dtb_tweak import set_interrupt_flags
+from dtb_tweak import set_empty_props, set_interrupt_flags
 from fiq_helpers import clean_boot_log
 from kbuild import configure, kmake
 from qemu import GuestError
@@ -362,6 +362,26 @@ def test_nmi_leaves_a_cpu_going_offline(guest, tmp_path):
     g.sh("echo > /sys/module/kgdboc/parameters/kgdboc")
     assert g.sh(f"echo 2 > /proc/irq/{irq}/smp_affinity_list && echo moved") == "moved"
     clean_boot_log(g)
+
+
+def test_rs485_port_stays_an_irq(guest, tmp_path):
+    """sabrelite, kgdboc on UART1 (ttymxc0, flagged in a copy of the DTB)
+    which the DT puts in RS-485 mode at boot: half duplex stops the
+    receiver while the port sends, to drop the echo, and the NMI would
+    keep it on, so kgdboc leaves the port its IRQ and says why in one
+    line (before: the NMI was taken, and the echo reached the tty and the
+    knock's matcher)."""
+    imx = BOARDS["sabrelite"]
+    flagged = tmp_path / "imx6q-sabrelite-uart1-fiq.dtb"
+    set_interrupt_flags(imx.dtb_path(), flagged, IMX_UART1, LEVEL_HIGH | GIC_FIQ_CAPABLE)
+    dtb = tmp_path / "imx6q-sabrelite-uart1-fiq-rs485.dtb"
+    set_empty_props(flagged, dtb, IMX_UART1, ("uart-has-rtscts", "linux,rs485-enabled-at-boot-time"))
+    g = guest(imx, dtb=dtb, cmdline=f"console=ttymxc1 kgdboc=ttymxc0 {FIQ_SWITCH}")
+    said = r"kgdboc: ttymxc0: in RS-485 mode, so its interrupt stays an IRQ"
+    log = clean_boot_log(g, expect=(said,))
+    assert len(re.findall(said, log)) == 1, log[-2000:]
+    assert not re.search(r"kgdboc: ttymxc0: IRQ\d+ is an NMI", log)
+    assert "kgdboc" not in g.sh("cat /proc/interrupts")
 
 
 def test_knock_consumed_whole(guest):
