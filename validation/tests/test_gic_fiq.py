@@ -173,14 +173,16 @@ def test_kunit_dw8250_kgdb(guest):
     """The dw8250-kgdb KUnit suite ran at boot in the ARMv7 image and every
     case passed: with the receive FIFO empty, the DesignWare 8250's NMI
     hook reads IIR only while THRI is off, clears a busy detect (USR) and
-    a receive timeout without data (RBR), and reports a THRE interrupt
+    a receive timeout without data (RBR, not when LSR shows that a byte
+    came after the NMI's own LSR read), and reports a THRE interrupt
     that its IIR read cleared (THRI enabled by another CPU between its two
     reads), so that kgdboc's irq_work serves the transmitter: a race two
     register reads wide, which QEMU did not show under a TX and RX
     stress."""
     kunit_cases_pass(guest("vexpress-a15"), "dw8250-kgdb", (
         "dw8250_nmi_rx_idle_thri_enabled_test", "dw8250_nmi_rx_idle_thre_taken_test",
-        "dw8250_nmi_rx_idle_rx_timeout_test", "dw8250_nmi_rx_idle_busy_test"))
+        "dw8250_nmi_rx_idle_rx_timeout_test", "dw8250_nmi_rx_idle_byte_came_test",
+        "dw8250_nmi_rx_idle_busy_test"))
 
 
 def test_kunit_imx_uart_kgdb(guest):
