@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import pathlib
 import random
 import re
 import shutil
@@ -226,6 +227,26 @@ def test_attach_to_open_port_says_irq(guest):
     assert break_g_enters(g, seconds=5)
 
 
+def uart1_flagged_dtb(tmp_path) -> pathlib.Path:
+    """A copy of sabrelite's DTB with UART1 (ttymxc0) flagged FIQ-capable."""
+    dtb = tmp_path / "imx6q-sabrelite-uart1-fiq.dtb"
+    set_interrupt_flags(BOARDS["sabrelite"].dtb_path(), dtb, IMX_UART1,
+                        LEVEL_HIGH | GIC_FIQ_CAPABLE)
+    return dtb
+
+
+def sabrelite_uart1_on_a_fifo(tmp_path) -> tuple[Board, pathlib.Path, pathlib.Path]:
+    """sabrelite with UART1 flagged and fed from a FIFO pair (fifo.in is
+    what QEMU reads, fifo.out what it writes): the board, its DTB, the
+    FIFOs' path without suffix."""
+    fifo = tmp_path / "uart1"
+    os.mkfifo(f"{fifo}.in")
+    os.mkfifo(f"{fifo}.out")
+    board = dataclasses.replace(BOARDS["sabrelite"], serial_nulls=0, qemu_extra=(
+        "-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1"))
+    return board, uart1_flagged_dtb(tmp_path), fifo
+
+
 def test_unbind_with_the_nmi_live(guest, tmp_path):
     """sabrelite, kgdboc on UART1 (ttymxc0: flagged FIQ-capable in a copy
     of the DTB, fed from a FIFO; the console stays UART2), FIQ on, nothing
@@ -234,14 +255,7 @@ def test_unbind_with_the_nmi_live(guest, tmp_path):
     NMI would read a freed port).  The driver bound again and kgdboc
     configured again, the NMI is back.  (The PL011 boards cannot unbind:
     a built-in amba-pl011 suppresses its bind attributes.)"""
-    imx = BOARDS["sabrelite"]
-    dtb = tmp_path / "imx6q-sabrelite-uart1-fiq.dtb"
-    set_interrupt_flags(imx.dtb_path(), dtb, IMX_UART1, LEVEL_HIGH | GIC_FIQ_CAPABLE)
-    fifo = tmp_path / "uart1"
-    os.mkfifo(f"{fifo}.in")
-    os.mkfifo(f"{fifo}.out")
-    board = dataclasses.replace(imx, serial_nulls=0, qemu_extra=(
-        "-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1"))
+    board, dtb, fifo = sabrelite_uart1_on_a_fifo(tmp_path)
     g = guest(board, dtb=dtb, cmdline=f"console=ttymxc1 kgdboc=ttymxc0 {FIQ_SWITCH}")
     taken = r"kgdboc: ttymxc0: IRQ\d+ is an NMI"
     removed = r"kgdboc: ttymxc0: removed, its NMI freed"
@@ -354,14 +368,7 @@ def test_nmi_leaves_a_cpu_going_offline(guest, tmp_path):
     machine run on (before: the line stayed on the offline CPU and the
     knock was never heard).  Detached, the line can be moved again (the
     NMI's IRQF_PERCPU stayed on it)."""
-    imx = BOARDS["sabrelite"]
-    dtb = tmp_path / "imx6q-sabrelite-uart1-fiq.dtb"
-    set_interrupt_flags(imx.dtb_path(), dtb, IMX_UART1, LEVEL_HIGH | GIC_FIQ_CAPABLE)
-    fifo = tmp_path / "uart1"
-    os.mkfifo(f"{fifo}.in")
-    os.mkfifo(f"{fifo}.out")
-    board = dataclasses.replace(imx, serial_nulls=0, qemu_extra=(
-        "-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1"))
+    board, dtb, fifo = sabrelite_uart1_on_a_fifo(tmp_path)
     g = guest(board, smp=4, dtb=dtb, cmdline=f"console=ttymxc1 {FIQ_SWITCH}")
     # UART1 is SPI 26, behind the GPC
     irq = g.sh('for d in /sys/kernel/irq/*; do [ "$(cat $d/chip_name)" = GPC ] && '
@@ -403,8 +410,7 @@ def test_rs485_port_stays_an_irq(guest, tmp_path):
     line (before: the NMI was taken, and the echo reached the tty and the
     knock's matcher)."""
     imx = BOARDS["sabrelite"]
-    flagged = tmp_path / "imx6q-sabrelite-uart1-fiq.dtb"
-    set_interrupt_flags(imx.dtb_path(), flagged, IMX_UART1, LEVEL_HIGH | GIC_FIQ_CAPABLE)
+    flagged = uart1_flagged_dtb(tmp_path)
     dtb = tmp_path / "imx6q-sabrelite-uart1-fiq-rs485.dtb"
     set_empty_props(flagged, dtb, IMX_UART1, ("uart-has-rtscts", "linux,rs485-enabled-at-boot-time"))
     g = guest(imx, dtb=dtb, cmdline=f"console=ttymxc1 kgdboc=ttymxc0 {FIQ_SWITCH}")
