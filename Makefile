@@ -6,6 +6,7 @@
 # Other targets: deps tree kernel BOARD=... kernels kernel-armv7 kernel-armv5 initramfs
 #                pristine (the armv7 kernel without the series)  kexec-initramfs  matrix
 #                qemu BOARD=... [SMP=n] [FIQ=1] [APPEND=...] [MACHINE_OPTS=...]
+#                own-qemu (the project's qemu-system-arm: the STiH407 model, b2120)
 #                export  bisect
 #                dtbs-check  figures  cover-letter  clean
 SHELL := /bin/bash
@@ -21,9 +22,14 @@ FLAVOUR_virt := armv7
 FLAVOUR_orangepi-pc := armv7
 FLAVOUR_ast2600-evb := armv7
 FLAVOUR_sabrelite := armv7
+FLAVOUR_b2120 := armv7
+FLAVOUR_b2120-stih410 := armv7
+# boards that only the project's own QEMU runs
+OWN_QEMU_b2120 := own-qemu
+OWN_QEMU_b2120-stih410 := own-qemu
 FLAVOURS := armv7 armv5
 
-.PHONY: all deps tree kernel kernels initramfs pristine check test matrix demo qemu export \
+.PHONY: all deps tree kernel kernels initramfs pristine check test matrix demo qemu own-qemu export \
 	bisect dtbs-check cover-letter figures clean kexec-initramfs \
 	$(addprefix kernel-,$(FLAVOURS)) $(addprefix initramfs-,$(FLAVOURS))
 
@@ -53,6 +59,11 @@ $(addprefix initramfs-,$(FLAVOURS)): initramfs-%: kernel-%
 pristine: tree
 	@bash scripts/pristine.sh
 
+# the project's qemu-system-arm (build/qemu): Debian's QEMU source with
+# validation/qemu/*.patch
+own-qemu: deps
+	@bash scripts/qemu.sh
+
 test:
 	@bash scripts/test.sh $(PYTEST_ARGS)
 
@@ -60,17 +71,17 @@ test:
 kexec-initramfs: kernel-armv7 initramfs-armv7 pristine
 	@bash scripts/kexec-initramfs.sh
 
-check: kernels initramfs pristine kexec-initramfs
+check: kernels initramfs pristine kexec-initramfs own-qemu
 	@bash scripts/test.sh $(PYTEST_ARGS)
 
 # only the fault matrix (also part of check): table at the end, build/matrix.json
 matrix: kernels initramfs
 	@bash scripts/test.sh $(PYTEST_ARGS) -k test_fault_cell
 
-demo: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
+demo: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD)) $(OWN_QEMU_$(BOARD))
 	@$(PY) validation/demo.py --board $(BOARD)
 
-qemu: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD))
+qemu: kernel-$(FLAVOUR_$(BOARD)) initramfs-$(FLAVOUR_$(BOARD)) $(OWN_QEMU_$(BOARD))
 	@$(PY) validation/run_qemu.py --board $(BOARD) --smp $(SMP) $(if $(filter 1,$(FIQ)),--fiq) --append "$(APPEND)" $(if $(MACHINE_OPTS),--machine-opts "$(MACHINE_OPTS)")
 
 export:

@@ -13,7 +13,12 @@ pkgs=(linux-source-6.1 gcc gcc-arm-linux-gnueabi ccache make bc bison flex
       qemu-system-arm device-tree-compiler dt-schema yamllint
       gcc-aarch64-linux-gnu
       python3 python3-pytest python3-pytest-timeout python3-pytest-xdist python3-pexpect python3-libfdt
-      python3-yaml python3-docutils python3-sphinx)
+      python3-yaml python3-docutils python3-sphinx
+      dpkg-dev patch meson ninja-build pkg-config libglib2.0-dev libpixman-1-dev libfdt-dev
+      zlib1g-dev)
+# ...the last two lines build the project's own QEMU (scripts/qemu.sh) from
+# Debian's qemu source, which needs a deb-src line for bookworm
+srclist=/etc/apt/sources.list.d/fiq-debugger-src.sources
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -23,6 +28,23 @@ done
 
 if ! dpkg --print-foreign-architectures | grep -qx armel; then
 	dpkg --add-architecture armel
+	need_update=1
+fi
+
+if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+	cat >"$srclist" <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
 	need_update=1
 fi
 

@@ -11,6 +11,7 @@ TOP = pathlib.Path(__file__).resolve().parent.parent
 BUILD = TOP / "build"
 # The one switch: the interrupt controller may deliver NMIs as FIQ.
 FIQ_SWITCH = "irqchip.fiq_nmi=1"
+OWN_QEMU = BUILD / "qemu" / "qemu-system-arm"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +31,9 @@ class Board:
     serial_nulls: int = 0     # QEMU serial ports before the console's
     qemu_extra: tuple[str, ...] = ()
     cmdline_extra: str = ""   # e.g. fiq_test's storm_spi= where SPI 47 is taken
+    # whose qemu-system-arm: Debian's, or the project's own
+    # (scripts/qemu.sh: the STiH407 model, a PL011 that honours RXE)
+    own_qemu: bool = False
 
     def cmdline(self, fiq: bool) -> str:
         """The base command line: console and kgdboc on the board's UART,
@@ -42,6 +46,13 @@ class Board:
         if smp < self.min_smp:
             extra.append(f"maxcpus={smp}")
         return " ".join(extra)
+
+    def qemu_binary(self, own: bool | None = None) -> str:
+        """The qemu-system-arm that runs this board (own: the project's,
+        whatever the board says)."""
+        if self.own_qemu if own is None else own:
+            return str(OWN_QEMU)
+        return "qemu-system-arm"
 
     def kernel(self) -> pathlib.Path:
         return BUILD / "out" / self.flavour / "arch/arm/boot/zImage"
@@ -76,7 +87,7 @@ class Board:
         raw = out.with_suffix(f".{os.getpid()}.raw.dtb")
         packed = out.with_suffix(f".{os.getpid()}.dtb")
         dump = ",".join(o for o in (machine_opts, f"dumpdtb={raw}") if o)
-        subprocess.run(["qemu-system-arm"] + self.qemu_machine(smp, dump),
+        subprocess.run([self.qemu_binary()] + self.qemu_machine(smp, dump),
                        check=True, capture_output=True)
         subprocess.run(["dtc", "-q", "-I", "dtb", "-O", "dtb", "-o", str(packed), str(raw)],
                        check=True)
@@ -123,5 +134,13 @@ BOARDS = {
         Board("sabrelite", "armv7", "sabrelite", None, "imx6q-sabrelite.dtb",
               memory="1024", max_smp=4, min_smp=4, console="ttymxc1", serial_nulls=1,
               cmdline_extra="fiq_test.storm_spi=98"),
+        # STMicroelectronics STiH407 and STiH410 B2120: two Cortex-A9s
+        # (GICv1 with Security Extensions, booted Secure), the console on
+        # the SBC's ASC0 (st-asc, ttyAS0).  QEMU has no STi machine: the
+        # project builds one (validation/qemu/, scripts/qemu.sh).
+        Board("b2120", "armv7", "stih407", None, "stih407-b2120.dtb",
+              memory="512", max_smp=2, min_smp=2, console="ttyAS0", own_qemu=True),
+        Board("b2120-stih410", "armv7", "stih407", None, "stih410-b2120.dtb",
+              memory="512", max_smp=2, min_smp=2, console="ttyAS0", own_qemu=True),
     )
 }

@@ -78,10 +78,12 @@ class Guest:
     def __init__(self, board: str | Board, name: str, smp: int = 1,
                  append: str = "", machine_opts: str = "", fiq: bool = False,
                  dtb: pathlib.Path | None = None, cmdline: str | None = None,
-                 qemu_args: tuple[str, ...] = (), mux: bool = False) -> None:
+                 qemu_args: tuple[str, ...] = (), mux: bool = False,
+                 own_qemu: bool | None = None) -> None:
         """mux=True puts the serial port behind QEMU's multiplexer so that
         send_break() can send a BREAK (Ctrl-A b); the byte 0x01 is then
-        QEMU's escape and must not be sent otherwise."""
+        QEMU's escape and must not be sent otherwise.  own_qemu=True runs
+        the project's qemu-system-arm whatever the board uses."""
         self.board = BOARDS[board] if isinstance(board, str) else board
         self.smp = smp
         self.name = name
@@ -94,7 +96,7 @@ class Guest:
                              dtb, cmdline) + [
             "-monitor", "none", "-chardev", chardev, "-serial", "chardev:con0"]
         args += list(qemu_args)
-        self.command = ["qemu-system-arm"] + args
+        self.command = [self.board.qemu_binary(own_qemu)] + args
         self._log = open(self.log_path, "wb")
         self._log.write(("$ " + shlex.join(self.command) + "\n").encode())
         self._tag = 0

@@ -25,8 +25,9 @@ def main() -> None:
     a = ap.parse_args()
     args = qemu_args_for(BOARDS[a.board], a.smp, a.append, a.machine_opts, a.fiq)
     args += ["-serial", "mon:stdio"]
-    print("Ctrl-A x quits.  qemu-system-arm " + " ".join(args), flush=True)
-    os.execvp("qemu-system-arm", ["qemu-system-arm"] + args)
+    qemu = BOARDS[a.board].qemu_binary()
+    print(f"Ctrl-A x quits.  {qemu} " + " ".join(args), flush=True)
+    os.execvp(qemu, [qemu] + args)
 
 
 if __name__ == "__main__":

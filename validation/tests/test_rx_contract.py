@@ -24,10 +24,12 @@ import re
 import shutil
 import time
 
+import libfdt
+
 import pytest
 
 from boards import BOARDS, BUILD, FIQ_SWITCH, Board
-from dtb_tweak import set_empty_props, set_interrupt_flags
+from dtb_tweak import set_empty_props, set_interrupt_flags, set_map_flags
 from fiq_helpers import clean_boot_log
 from kbuild import configure, kmake
 from qemu import GuestError
@@ -359,6 +361,22 @@ def read_fifo_until(fd: int, pattern: bytes, timeout: float) -> bytes:
     return got
 
 
+def knock_and_go_on_fifo(g, uart1: int, out: int, why: object = "") -> None:
+    """The knock on a FIFO-fed kgdboc port (uart1 written, out read)
+    enters kdb there: kdb answers a fresh tag typed as a command, and go
+    gives the shell on the console back."""
+    read_fifo_until(out, b"\0", 0.5)
+    os.write(uart1, b"$3#33")
+    kdb = read_fifo_until(out, b"kdb>", 10)
+    assert b"kdb>" in kdb, (why, kdb[-2000:])
+    tag = f"SYNC_{random.randrange(1 << 32):08X}"
+    os.write(uart1, f"{tag}\r".encode())
+    assert f"Unknown kdb command: '{tag}'".encode() in read_fifo_until(out, tag.encode() + b"'", 10)
+    os.write(uart1, b"go\r")
+    time.sleep(1)
+    assert g.sh("echo alive-after-go") == "alive-after-go"
+
+
 def test_nmi_leaves_a_cpu_going_offline(guest, tmp_path):
     """sabrelite SMP4, FIQ on, kgdboc attached at run time to UART1
     (ttymxc0, flagged in a copy of the DTB, fed from a FIFO) after its
@@ -384,13 +402,7 @@ def test_nmi_leaves_a_cpu_going_offline(guest, tmp_path):
     uart1 = os.open(f"{fifo}.in", os.O_WRONLY | os.O_NONBLOCK)
     out = os.open(f"{fifo}.out", os.O_RDONLY | os.O_NONBLOCK)
     try:
-        read_fifo_until(out, b"\0", 0.5)
-        os.write(uart1, b"$3#33")
-        kdb = read_fifo_until(out, b"kdb>", 10)
-        assert b"kdb>" in kdb, (moved, kdb[-2000:])
-        os.write(uart1, b"go\r")
-        time.sleep(1)
-        assert g.sh("echo alive-after-go") == "alive-after-go"
+        knock_and_go_on_fifo(g, uart1, out, moved)
     finally:
         os.close(uart1)
         os.close(out)
@@ -493,3 +505,56 @@ def test_break_then_knock_arms_no_sysrq(guest):
     time.sleep(0.5)
     g.resume_shell()
     assert g.sh(helps) == "0"
+
+
+# the second port of each board whose UART model stops receiving as the
+# hardware does (the project's QEMU): (console, port, QEMU serial index)
+LAST_CLOSE = {"vexpress-a15": ("ttyAMA0", "ttyAMA1"), "b2120": ("ttyAS0", "ttyAS1")}
+B2120_ASC1 = "/soc/serial@9531000"
+
+
+def second_port_dtb(board: str, tmp_path) -> pathlib.Path:
+    """A copy of the board's DTB with its second UART flagged FIQ-capable
+    (vexpress: UART1, motherboard interrupt 6; b2120: the SBC's ASC1,
+    enabled and given the alias serial1, which st-asc numbers it by)."""
+    dtb = tmp_path / f"{board}-second-port.dtb"
+    if board == "vexpress-a15":
+        set_map_flags(BOARDS[board].dtb_path(), dtb, 6, LEVEL_HIGH | GIC_FIQ_CAPABLE)
+        return dtb
+    set_interrupt_flags(BOARDS[board].dtb_path(), dtb, B2120_ASC1, LEVEL_HIGH | GIC_FIQ_CAPABLE)
+    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
+    fdt.resize(fdt.totalsize() + 256)
+    fdt.setprop_str(fdt.path_offset(B2120_ASC1), "status", "okay")
+    fdt.setprop_str(fdt.path_offset("/aliases"), "serial1", B2120_ASC1)
+    fdt.pack()
+    dtb.write_bytes(bytes(fdt.as_bytearray()))
+    return dtb
+
+
+@pytest.mark.parametrize("board", LAST_CLOSE)
+def test_last_close_keeps_the_debugger(guest, tmp_path, board):
+    """kgdboc on the board's second UART (flagged FIQ-capable in a copy of
+    the DTB, fed from a FIFO; the console stays the first), FIQ on, on the
+    project's QEMU, whose PL011 receives only with UARTEN and RXE set and
+    whose ASC only with RUN and RXENABLE, as the hardware does.  The port
+    opened and closed by stty: the knock sent to it then enters kdb there,
+    and go lets the machine run on.  Before, the last close turned the
+    receiver off (amba-pl011 cleared RXE and FEN; the serial core powered
+    st-asc down, which stops RUN) and the knock was never heard."""
+    console, port = LAST_CLOSE[board]
+    fifo = tmp_path / "uart1"
+    os.mkfifo(f"{fifo}.in")
+    os.mkfifo(f"{fifo}.out")
+    g = guest(board, own_qemu=True, dtb=second_port_dtb(board, tmp_path),
+              cmdline=f"console={console} kgdboc={port} {FIQ_SWITCH}",
+              qemu_args=("-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1"))
+    assert re.search(rf"kgdboc: {port}: IRQ\d+ is an NMI", clean_boot_log(g))
+    uart1 = os.open(f"{fifo}.in", os.O_WRONLY | os.O_NONBLOCK)
+    out = os.open(f"{fifo}.out", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        assert g.sh(f"stty -F /dev/{port} 115200 -echo && stty -F /dev/{port} speed") == "115200"
+        knock_and_go_on_fifo(g, uart1, out)
+    finally:
+        os.close(uart1)
+        os.close(out)
+    clean_boot_log(g)
