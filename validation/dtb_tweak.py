@@ -116,13 +116,19 @@ def one_cpu(dtb: pathlib.Path, out: pathlib.Path) -> None:
     out.write_bytes(bytes(fdt.as_bytearray()))
 
 
-def set_empty_props(dtb: pathlib.Path, out: pathlib.Path, path: str,
-                    names: tuple[str, ...]) -> None:
-    """Give the node at path the boolean (empty) properties names."""
+def set_props(dtb: pathlib.Path, out: pathlib.Path,
+              props: dict[str, dict[str, str | bytes]]) -> None:
+    """Set properties, {node path: {name: value}}: a str value is a string
+    property, b"" a boolean (empty) one."""
     fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
-    fdt.resize(fdt.totalsize() + 64 * len(names) + 256)
-    off = fdt.path_offset(path)
-    for name in names:
-        fdt.setprop(off, name, b"")
+    size = sum(64 + len(n) + len(v) for p in props.values() for n, v in p.items())
+    fdt.resize(fdt.totalsize() + size + 256)
+    for path, named in props.items():
+        for name, value in named.items():
+            off = fdt.path_offset(path)
+            if isinstance(value, str):
+                fdt.setprop_str(off, name, value)
+            else:
+                fdt.setprop(off, name, value)
     fdt.pack()
     out.write_bytes(bytes(fdt.as_bytearray()))

@@ -15,6 +15,7 @@ without irqchip.fiq_nmi=1) in the same run where mainline has an answer.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -24,12 +25,10 @@ import re
 import shutil
 import time
 
-import libfdt
-
 import pytest
 
 from boards import BOARDS, BUILD, FIQ_SWITCH, Board
-from dtb_tweak import set_empty_props, set_interrupt_flags, set_map_flags
+from dtb_tweak import set_interrupt_flags, set_map_flags, set_props
 from fiq_helpers import clean_boot_log
 from kbuild import configure, kmake
 from qemu import GuestError
@@ -237,15 +236,41 @@ def uart1_flagged_dtb(tmp_path) -> pathlib.Path:
     return dtb
 
 
+def fifo_pair(tmp_path) -> pathlib.Path:
+    """A FIFO pair for a QEMU pipe chardev (path.in is what QEMU reads,
+    path.out what it writes): their path without suffix."""
+    fifo = tmp_path / "uart1"
+    os.mkfifo(f"{fifo}.in")
+    os.mkfifo(f"{fifo}.out")
+    return fifo
+
+
+def fifo_serial(fifo: pathlib.Path) -> tuple[str, ...]:
+    """QEMU's arguments for the next serial port on the FIFO pair."""
+    return ("-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1")
+
+
+@contextlib.contextmanager
+def opened_fifo(fifo: pathlib.Path):
+    """The FIFO pair opened without blocking: (what to write, what to read)."""
+    uart1 = os.open(f"{fifo}.in", os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        out = os.open(f"{fifo}.out", os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            yield uart1, out
+        finally:
+            os.close(out)
+    finally:
+        os.close(uart1)
+
+
 def sabrelite_uart1_on_a_fifo(tmp_path) -> tuple[Board, pathlib.Path, pathlib.Path]:
     """sabrelite with UART1 flagged and fed from a FIFO pair (fifo.in is
     what QEMU reads, fifo.out what it writes): the board, its DTB, the
     FIFOs' path without suffix."""
-    fifo = tmp_path / "uart1"
-    os.mkfifo(f"{fifo}.in")
-    os.mkfifo(f"{fifo}.out")
-    board = dataclasses.replace(BOARDS["sabrelite"], serial_nulls=0, qemu_extra=(
-        "-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1"))
+    fifo = fifo_pair(tmp_path)
+    board = dataclasses.replace(BOARDS["sabrelite"], serial_nulls=0,
+                                qemu_extra=fifo_serial(fifo))
     return board, uart1_flagged_dtb(tmp_path), fifo
 
 
@@ -399,13 +424,8 @@ def test_nmi_leaves_a_cpu_going_offline(guest, tmp_path):
     g.sh("echo 0 > /sys/devices/system/cpu/cpu1/online")
     assert g.sh("cat /sys/devices/system/cpu/online") == "0,2-3"
     moved = g.sh(f"cat /proc/irq/{irq}/effective_affinity_list")
-    uart1 = os.open(f"{fifo}.in", os.O_WRONLY | os.O_NONBLOCK)
-    out = os.open(f"{fifo}.out", os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with opened_fifo(fifo) as (uart1, out):
         knock_and_go_on_fifo(g, uart1, out, moved)
-    finally:
-        os.close(uart1)
-        os.close(out)
     assert moved != "1", moved
     # detached, the line is an ordinary one again: request_nmi()'s
     # IRQF_PERCPU left it unmovable (the write failed with EIO)
@@ -424,7 +444,8 @@ def test_rs485_port_stays_an_irq(guest, tmp_path):
     imx = BOARDS["sabrelite"]
     flagged = uart1_flagged_dtb(tmp_path)
     dtb = tmp_path / "imx6q-sabrelite-uart1-fiq-rs485.dtb"
-    set_empty_props(flagged, dtb, IMX_UART1, ("uart-has-rtscts", "linux,rs485-enabled-at-boot-time"))
+    set_props(flagged, dtb, {IMX_UART1: {"uart-has-rtscts": b"",
+                                         "linux,rs485-enabled-at-boot-time": b""}})
     g = guest(imx, dtb=dtb, cmdline=f"console=ttymxc1 kgdboc=ttymxc0 {FIQ_SWITCH}")
     said = r"kgdboc: ttymxc0: in RS-485 mode, so its interrupt stays an IRQ"
     log = clean_boot_log(g, expect=(said,))
@@ -507,8 +528,8 @@ def test_break_then_knock_arms_no_sysrq(guest):
     assert g.sh(helps) == "0"
 
 
-# the second port of each board whose UART model stops receiving as the
-# hardware does (the project's QEMU): (console, port, QEMU serial index)
+# the console and the second port of each board whose UART model stops
+# receiving as the hardware does (the project's QEMU)
 LAST_CLOSE = {"vexpress-a15": ("ttyAMA0", "ttyAMA1"), "b2120": ("ttyAS0", "ttyAS1")}
 B2120_ASC1 = "/soc/serial@9531000"
 
@@ -522,12 +543,7 @@ def second_port_dtb(board: str, tmp_path) -> pathlib.Path:
         set_map_flags(BOARDS[board].dtb_path(), dtb, 6, LEVEL_HIGH | GIC_FIQ_CAPABLE)
         return dtb
     set_interrupt_flags(BOARDS[board].dtb_path(), dtb, B2120_ASC1, LEVEL_HIGH | GIC_FIQ_CAPABLE)
-    fdt = libfdt.Fdt(bytearray(dtb.read_bytes()))
-    fdt.resize(fdt.totalsize() + 256)
-    fdt.setprop_str(fdt.path_offset(B2120_ASC1), "status", "okay")
-    fdt.setprop_str(fdt.path_offset("/aliases"), "serial1", B2120_ASC1)
-    fdt.pack()
-    dtb.write_bytes(bytes(fdt.as_bytearray()))
+    set_props(dtb, dtb, {B2120_ASC1: {"status": "okay"}, "/aliases": {"serial1": B2120_ASC1}})
     return dtb
 
 
@@ -542,19 +558,12 @@ def test_last_close_keeps_the_debugger(guest, tmp_path, board):
     receiver off (amba-pl011 cleared RXE and FEN; the serial core powered
     st-asc down, which stops RUN) and the knock was never heard."""
     console, port = LAST_CLOSE[board]
-    fifo = tmp_path / "uart1"
-    os.mkfifo(f"{fifo}.in")
-    os.mkfifo(f"{fifo}.out")
+    fifo = fifo_pair(tmp_path)
     g = guest(board, own_qemu=True, dtb=second_port_dtb(board, tmp_path),
               cmdline=f"console={console} kgdboc={port} {FIQ_SWITCH}",
-              qemu_args=("-chardev", f"pipe,id=uart1,path={fifo}", "-serial", "chardev:uart1"))
+              qemu_args=fifo_serial(fifo))
     assert re.search(rf"kgdboc: {port}: IRQ\d+ is an NMI", clean_boot_log(g))
-    uart1 = os.open(f"{fifo}.in", os.O_WRONLY | os.O_NONBLOCK)
-    out = os.open(f"{fifo}.out", os.O_RDONLY | os.O_NONBLOCK)
-    try:
+    with opened_fifo(fifo) as (uart1, out):
         assert g.sh(f"stty -F /dev/{port} 115200 -echo && stty -F /dev/{port} speed") == "115200"
         knock_and_go_on_fifo(g, uart1, out)
-    finally:
-        os.close(uart1)
-        os.close(out)
     clean_boot_log(g)
