@@ -26,12 +26,12 @@ start=$(date +%s)
 
 # the source, patched afresh
 rm -rf "$src" "$bld"
-mkdir -p "$src" "$out"
+mkdir -p "$out"
 dl=$(mktemp -d "$top/build/qemu-dl.XXXXXX")
 echo "qemu: apt-get source qemu=$version"
 (cd "$dl" && apt-get source -q -q "qemu=$version" >/dev/null 2>&1) ||
 	{ echo "qemu: apt-get source failed (is a deb-src line there? scripts/deps.sh adds one)" >&2; exit 1; }
-mv "$dl"/qemu-*/ "$src.tmp" && rm -rf "$dl" "$src" && mv "$src.tmp" "$src"
+mv "$dl"/qemu-*/ "$src" && rm -rf "$dl"
 for p in "${patches[@]}"; do
 	patch -s -d "$src" -p1 < "$p"
 done
