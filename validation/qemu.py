@@ -7,12 +7,14 @@ failing test can show the console's tail.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import pathlib
 import re
 import secrets
 import shlex
 import signal
+import socket
 import time
 
 import pexpect
@@ -316,3 +318,26 @@ class Guest:
         t = time.monotonic()
         self.p.send("$3#33")
         return t
+
+
+def qmp(sock_path: pathlib.Path, command: str, **arguments) -> object:
+    """Run one QMP command on the socket of a guest started with
+    -qmp unix:<path>,server=on,wait=off; its return value, or GuestError."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(10)
+        sock.connect(str(sock_path))
+        stream = sock.makefile("rw")
+
+        def call(execute: str, args: dict) -> object:
+            stream.write(json.dumps({"execute": execute, "arguments": args}) + "\n")
+            stream.flush()
+            while True:
+                reply = json.loads(stream.readline())
+                if "return" in reply:
+                    return reply["return"]
+                if "error" in reply:
+                    raise GuestError(f"QMP {execute}: {reply['error']}")
+
+        json.loads(stream.readline())   # the greeting
+        call("qmp_capabilities", {})
+        return call(command, arguments)

@@ -3,7 +3,8 @@ kernel must leave the GIC and the kernel log exactly as mainline does.
 
 Per GIC setup (vexpress-a15 UP and SMP2, vexpress-a9 SMP4, virt with
 QEMU's DTB, orangepi-pc SMP4 and ast2600-evb SMP2 with their 8250s,
-sabrelite SMP4 with its imx UART behind the GPC) two boots with the
+sabrelite SMP4 with its imx UART behind the GPC, b2120 SMP2 with its
+st-asc on the project's STiH407 model) two boots with the
 mainline command line (qemu.CMDLINE_IRQ):
 the kernel without the series (scripts/pristine.sh: same tag, same
 config, built in the same run, its own DTBs and fiq_test.ko) and the
@@ -49,6 +50,7 @@ SETUPS = {
     "opi-smp4": ("orangepi-pc", 4),
     "ast-smp2": ("ast2600-evb", 2),
     "sabre-smp4": ("sabrelite", 4),
+    "sti-smp2": ("b2120", 2),
 }
 
 # (pattern, replacement): what two builds of one tree, or two boots, print

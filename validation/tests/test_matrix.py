@@ -7,7 +7,8 @@ kdb's btc name the culprit (the function the faulting CPU is stuck in).
 Setups: vexpress-a15 UP, vexpress-a15 SMP2, vexpress-a9 SMP4 (GIC),
 versatilepb (VIC, UP), and the SoC models with a DesignWare 8250 console:
 orangepi-pc SMP4 (Allwinner H3) and ast2600-evb SMP2 (Aspeed AST2600), and
-sabrelite SMP4 (i.MX6Q, imx UART behind the GPC).  On SMP the fault runs on
+sabrelite SMP4 (i.MX6Q, imx UART behind the GPC), and b2120 SMP2 (STiH407,
+st-asc, on the project's QEMU model).  On SMP the fault runs on
 the last CPU and the shell
 (and the UART's interrupt) stays on CPU0.
 
@@ -76,6 +77,7 @@ SETUPS = {
     "opi-smp4": ("orangepi-pc", 4),
     "ast-smp2": ("ast2600-evb", 2),
     "sabre-smp4": ("sabrelite", 4),
+    "sti-smp2": ("b2120", 2),
 }
 
 

@@ -31,7 +31,7 @@ from boards import BOARDS, BUILD, FIQ_SWITCH, Board
 from dtb_tweak import set_interrupt_flags, set_map_flags, set_props
 from fiq_helpers import clean_boot_log
 from kbuild import configure, kmake
-from qemu import GuestError
+from qemu import GuestError, qmp
 from test_gic_fiq import GIC_FIQ_CAPABLE, LEVEL_HIGH
 from test_rx_nmi import STOP_REPLY, gdb_attaches_and_continues, paste_text
 
@@ -567,3 +567,57 @@ def test_last_close_keeps_the_debugger(guest, tmp_path, board):
         assert g.sh(f"stty -F /dev/{port} 115200 -echo && stty -F /dev/{port} speed") == "115200"
         knock_and_go_on_fifo(g, uart1, out)
     clean_boot_log(g)
+
+
+# a character's time at 115200 8N1, for the ASC model's char-ns
+CHAR_NS_115200 = 86806
+
+
+@pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
+def test_console_writes_leave_the_nmi_its_interrupt(guest, figure, tmp_path, fiq):
+    """b2120 with its console ASC put at line rate once the shell runs
+    (the model's char-ns, set over QMP: a byte every 86.8 us whether or
+    not the FIFO has room, a full FIFO loses it, and the transmitter takes
+    as long; the harness's handshake, typed while the kernel prints, would
+    lose bytes too), the kernel printing 60-character
+    lines to the console back to back (a shell loop writing /dev/kmsg)
+    while 16 KiB are pasted at line rate into cat.  st-asc's console
+    write turns the ASC's interrupts off while a line goes out (5 ms),
+    longer than the 16-byte FIFO lasts (1.4 ms).  FIQ off (mainline):
+    bytes are lost, which shows the model loses them.  FIQ on, kgdboc's
+    NMI keeps its receive interrupt through the write and every byte
+    arrives (before: lost as with FIQ off)."""
+    sock = tmp_path / "qmp"
+    g = guest("b2120", fiq=fiq, qemu_args=("-qmp", f"unix:{sock},server=on,wait=off",
+                                           "-icount", "shift=2"))
+    qmp(sock, "qom-set", path="/machine/asc0", property="char-ns", value=CHAR_NS_115200)
+    text = paste_text(1 << 14, seed=37)
+    tag = f"{random.randrange(1 << 32):08X}"
+    # the kernel prints line, the shell's echo of the command shows it split
+    line, typed = f"console-write-{tag} " + "x" * 36, f"console-write-{tag[:4]}''{tag[4:]} " + "x" * 36
+    g.sh("stty -echo; rm -f /tmp/p /tmp/r")
+    # the lines for 6 s (guest time), then the reader (its own process, not
+    # the shell's cat applet; the tty raw, so that no partial line is left
+    # for the shell) is stopped and an end tag printed: what is typed while the lines print is lost as well (a ^D
+    # among it), so only the paste is
+    g.sh_nowait(f"( sleep 1; end=$(($(date +%s) + 6)); while [ $(date +%s) -lt $end ]; "
+                f"do echo '{typed}' > /dev/kmsg; done; sleep 1; kill $(cat /tmp/r); "
+                f"stty sane -echo; echo END-{tag[:4]}''{tag[4:]} > /dev/kmsg ) & "
+                f"sh -c 'echo $$ > /tmp/r; stty raw; exec cat > /tmp/p'")
+    g.expect(line, 30)
+    g.send_paced(text, chunk=115, delay=0.01, stall=20)
+    g.expect(f"END-{tag}", 60)
+    g.sync_shell(timeout=60)
+    # the console may still be printing the lines' backlog: whole kernel
+    # lines can come amid a command's output
+    got = int(re.findall(r"^(\d+)$", g.sh("wc -c < /tmp/p", timeout=30), re.M)[-1])
+    md5 = re.findall(r"^([0-9a-f]{32}) ", g.sh("md5sum < /tmp/p", timeout=30), re.M)[-1]
+    lines = int(re.findall(r"^(\d+)$", g.sh(f"dmesg | grep -c {tag[:4]}''{tag[4:]}"), re.M)[-1])
+    mode = "on" if fiq else "off"
+    figure(f"b2120 16 KiB at line rate beside console writes, FIQ {mode}",
+           f"{got}/{len(text)} B, {lines} console lines meanwhile")
+    assert lines > 100, lines
+    if fiq:
+        assert (got, md5) == (len(text), hashlib.md5(text.encode()).hexdigest())
+    else:
+        assert got < len(text), got

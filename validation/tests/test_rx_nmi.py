@@ -66,7 +66,7 @@ def test_fiq_off_is_mainline(guest):
     assert "uart-pl011" in irqs and "kgdboc" not in irqs, irqs
 
 
-@pytest.mark.parametrize("board", ["vexpress-a15", "vexpress-a9", "versatilepb"])
+@pytest.mark.parametrize("board", ["vexpress-a15", "vexpress-a9", "versatilepb", "b2120"])
 def test_break_g_enters_a_stuck_cpu(guest, figure, board):
     """BREAK + g with the only CPU in HARDLOCKUP: kdb, and bt names the
     culprit (FIQ off, the same is test_hardlockup_not_entered_with_fiq_off:
