@@ -138,9 +138,13 @@ BOARDS = {
         # (GICv1 with Security Extensions, booted Secure), the console on
         # the SBC's ASC0 (st-asc, ttyAS0).  QEMU has no STi machine: the
         # project builds one (validation/qemu/, scripts/qemu.sh).
+        # st-pinctrl's probe alone prints some 150 lines: a larger log
+        # buffer keeps the boot's first lines (test_harm.py compares logs)
         Board("b2120", "armv7", "stih407", None, "stih407-b2120.dtb",
-              memory="512", max_smp=2, min_smp=2, console="ttyAS0", own_qemu=True),
+              memory="512", max_smp=2, min_smp=2, console="ttyAS0", own_qemu=True,
+              cmdline_extra="log_buf_len=256K"),
         Board("b2120-stih410", "armv7", "stih407", None, "stih410-b2120.dtb",
-              memory="512", max_smp=2, min_smp=2, console="ttyAS0", own_qemu=True),
+              memory="512", max_smp=2, min_smp=2, console="ttyAS0", own_qemu=True,
+              cmdline_extra="log_buf_len=256K"),
     )
 }
