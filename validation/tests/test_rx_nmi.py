@@ -93,14 +93,16 @@ def console_for(g, seconds: float) -> str:
     return b"".join(out).decode(errors="replace").replace("\r", "")
 
 
+@pytest.mark.parametrize("board", ["vexpress-a15", "b2120"])
 @pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
-def test_break_l_backtraces_a_stuck_cpu(guest, figure, fiq):
-    """SMP2, CPU1 in HARDLOCKUP: BREAK + l prints CPU1's backtrace (FIQ on:
+def test_break_l_backtraces_a_stuck_cpu(guest, figure, board, fiq):
+    """SMP2 (vexpress-a15, and b2120 on the STiH407 model), CPU1 in
+    HARDLOCKUP: BREAK + l prints CPU1's backtrace (FIQ on:
     from the NMI, and the backtrace IPI is a FIQ).  FIQ off: mainline's
     sysrq-l by IRQ asks the stuck CPU with an IRQ, which never comes (it
     gives up after 10 s).  Read on the console: with a CPU stuck and no
     NMI, a fork (dmesg) may wait for it."""
-    g = guest("vexpress-a15", smp=2, fiq=fiq, mux=True)
+    g = guest(board, smp=2, fiq=fiq, mux=True)
     lock_cpus(g, [1], 0)
     assert g.sh("echo alive") == "alive"
     g.drain()
@@ -108,7 +110,7 @@ def test_break_l_backtraces_a_stuck_cpu(guest, figure, fiq):
     out = console_for(g, 14)
     assert "Show backtrace of all active CPUs" in out or "NMI backtrace for cpu 0" in out, out
     hit = bool(re.search(r"NMI backtrace for cpu 1\n(.*\n){0,30}.*lkdtm_HARDLOCKUP", out))
-    figure(f"vexpress-a15 SMP2 CPU1 stuck, BREAK l: CPU1 backtrace FIQ {'on' if fiq else 'off'}",
+    figure(f"{board} SMP2 CPU1 stuck, BREAK l: CPU1 backtrace FIQ {'on' if fiq else 'off'}",
            "shown" if hit else "none")
     assert hit == fiq, out[-4000:]
     if fiq:

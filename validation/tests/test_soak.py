@@ -19,6 +19,7 @@ import time
 
 import pytest
 
+from boards import BOARDS
 from scenarios import enter_kdb, random_lines, start_ticker, stop_ticker, ticks_in
 
 # entries per second, compared FIQ on and off: run alone (scripts/test.sh)
@@ -40,12 +41,13 @@ def tick_after(g, last: int, timeout: float = 5) -> int:
     raise AssertionError(f"counter stuck at {last} (last seen {seen!r})")
 
 
+@pytest.mark.parametrize("board", ["vexpress-a15", "b2120"])
 @pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
-def test_soak_200_entries(guest, figure, fiq):
+def test_soak_200_entries(guest, figure, board, fiq):
     mode = "FIQ on" if fiq else "FIQ off"
-    g = guest("vexpress-a15", fiq=fiq, mux=not fiq)
+    g = guest(board, fiq=fiq, mux=not fiq)
     tty = g.sh("cat /sys/class/tty/console/active")
-    assert tty == "ttyAMA0"
+    assert tty == BOARDS[board].console
     start_ticker(g, period="0.1", tag="soak")
     g.sh_nowait("cat > /dev/null")
     last = tick_after(g, -1)

@@ -32,6 +32,9 @@ from test_series import SOC_DTBS
 
 SOCS = ["orangepi-pc", "ast2600-evb", "sabrelite", "b2120"]
 
+# b2120 pastes a quarter, for the suite's time (1 MiB arrived whole, FIQ on
+# and off, when measured once)
+PASTE_SIZE = {"b2120": 1 << 18}
 # the name of the UART driver's own handler in /proc/interrupts: the 8250
 # gives the port's, imx the device's
 HANDLER = {"orangepi-pc": "ttyS0", "ast2600-evb": "ttyS4", "sabrelite": "21e8000.serial",
@@ -137,11 +140,14 @@ def test_every_other_cpu_stuck(guest, figure, board, fiq):
 @pytest.mark.parametrize("board", SOCS)
 @pytest.mark.parametrize("fiq", [True, False], ids=["fiq-on", "fiq-off"])
 def test_paste_1mib_at_line_rate(guest, figure, board, fiq):
-    """1 MiB pasted into cat on the console at 115200 baud's rate
-    (11.5 KB/s): every byte delivered, md5 equal, FIQ on and off."""
+    """1 MiB (b2120: 256 KiB) pasted into cat on the console at 115200
+    baud's rate (11.5 KB/s): every byte delivered, md5 equal, FIQ on and
+    off."""
     g = guest(board, fiq=fiq)
-    paste(g, figure, f"{board} 1 MiB paste at 11.5 KB/s FIQ {'on' if fiq else 'off'}",
-          paste_text(1 << 20), 11520)
+    size = PASTE_SIZE.get(board, 1 << 20)
+    amount = "1 MiB" if size == 1 << 20 else f"{size >> 10} KiB"
+    paste(g, figure, f"{board} {amount} paste at 11.5 KB/s FIQ {'on' if fiq else 'off'}",
+          paste_text(size), 11520)
     if fiq:
         assert "ring full" not in g.sh("dmesg | grep kgdboc")
 
